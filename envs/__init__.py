@@ -1,0 +1,1 @@
+"""Concrete simulated worlds (installed as ``envsched_gym.envs``): ToolWorld, tau-bench, ACEBench."""

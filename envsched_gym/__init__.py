@@ -1,0 +1,28 @@
+"""envsched-gym: tool-use environments for RL of LLM agents, and the EnvSched curriculum.
+
+Importing the package registers every built-in ``envsched/*`` gymnasium id (lazily: no
+adapter or data is loaded until ``gym.make``).
+"""
+
+from envsched_gym.adapter import Adapter
+from envsched_gym.declarations import AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolCall, ToolSpec, VerifierConfig
+from envsched_gym.episode import CallRecord, Episode, Message, Outcome
+from envsched_gym.parsing import ParseResult, parse_tool_calls
+from envsched_gym.registry import families, get_adapter, make, register_adapter, register_builtin, registered_ids
+from envsched_gym.rendering import render_calls, render_turn
+from envsched_gym.suite import Suite, TaskNode, suite
+from envsched_gym.tool import tool
+from envsched_gym.users import ScriptedTurns, UserReply, UserSimulator
+from envsched_gym.verifier import GoldStateVerifier, Verifier
+from envsched_gym.world import ToolError, World
+
+register_builtin()
+
+__all__ = [
+    "Adapter", "AssistantTurn", "CallRecord", "EnvSpec", "Episode", "GoldStateVerifier", "Message", "Outcome",
+    "ParseResult", "ScriptedTurns", "StateComponent", "Suite", "TaskNode", "TaskSpec", "ToolCall", "ToolError",
+    "ToolSpec", "UserReply", "UserSimulator", "Verifier", "VerifierConfig", "World", "families", "get_adapter",
+    "make", "parse_tool_calls", "register_adapter", "register_builtin", "registered_ids", "render_calls",
+    "render_turn", "suite", "tool",
+]  # fmt: skip
+__version__ = "0.1.0"

@@ -1,0 +1,268 @@
+"""Tool-call parsing from raw assistant text. Nothing here ever evaluates model output.
+
+Three wire formats are understood:
+
+* ``qwen3``: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` blocks, several per
+  message, optionally after a ``<think>...</think>`` block;
+* ``openai``: a JSON message ``{"tool_calls": [{"function": {"name", "arguments"}}]}`` or a bare
+  list of such calls;
+* ``python``: BFCL's call syntax ``[f(a=1), g(b=[2])]``, read with :mod:`ast` and
+  :func:`ast.literal_eval` (literal arguments only).
+
+Parsing never raises: malformed calls come back as :class:`ParseError` entries.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from envsched_gym.declarations import ToolCall
+
+Format = Literal["qwen3", "openai", "python"]
+ALL_FORMATS: tuple[Format, ...] = ("qwen3", "openai", "python")
+MAX_PYTHON_CHARS = 100_000
+
+_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
+_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+_PYTHON_START = re.compile(r"^\[?\s*[A-Za-z_][\w.]*\s*\(")
+_DECODER = json.JSONDecoder()
+_PARSE_FAILURES = (SyntaxError, ValueError, TypeError, RecursionError, MemoryError, OverflowError)
+
+
+@dataclass
+class ParseError:
+    """One malformed call: which format, what is wrong, and the offending text (shortened)."""
+
+    format: str
+    message: str
+    snippet: str = ""
+
+
+@dataclass
+class ParseResult:
+    """Calls found in one assistant message, the remaining text, and any errors."""
+
+    calls: list[ToolCall] = field(default_factory=list)
+    content: str = ""
+    reasoning: str | None = None
+    errors: list[ParseError] = field(default_factory=list)
+    format: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when no call was malformed."""
+        return not self.errors
+
+
+def parse_tool_calls(
+    text: str,
+    formats: tuple[Format, ...] = ALL_FORMATS,
+    signatures: dict[str, list[str]] | None = None,
+) -> ParseResult:
+    """Extract tool calls from ``text``.
+
+    Args:
+        text: The assistant's raw output.
+        formats: Wire formats to try, in order of detection.
+        signatures: Parameter names in order, per tool, so python-syntax positional
+            arguments can be named; without it a positional argument is a parse error.
+    """
+    if not isinstance(text, str):
+        return ParseResult(errors=[ParseError("input", f"expected a string, got {type(text).__name__}")])
+    reasoning, body = _split_reasoning(text)
+    if "qwen3" in formats and _OPEN in body:
+        result = _parse_qwen3(body)
+    elif "openai" in formats and body.lstrip()[:1] in ("{", "[") and (found := _parse_openai(body)) is not None:
+        result = found
+    elif "python" in formats and _PYTHON_START.match(_strip_fence(body)):
+        result = _parse_python(_strip_fence(body), signatures or {})
+    else:
+        result = ParseResult(content=body.strip())
+    result.reasoning = reasoning
+    return result
+
+
+def _split_reasoning(text: str) -> tuple[str | None, str]:
+    """Separate ``<think>`` reasoning (also a leading, unopened ``...</think>``) from the reply."""
+    parts = [m.group(1).strip() for m in _THINK.finditer(text)]
+    body = _THINK.sub("", text)
+    if "</think>" in body and "<think>" not in body:
+        head, _, body = body.partition("</think>")
+        parts.insert(0, head.strip())
+    return ("\n".join(parts) if parts else None), body
+
+
+def _strip_fence(text: str) -> str:
+    stripped = text.strip()
+    if stripped.startswith("```") and stripped.endswith("```") and len(stripped) >= 6:
+        inner = stripped[3:-3]
+        first_newline = inner.find("\n")
+        if first_newline >= 0 and re.fullmatch(r"[A-Za-z]*", inner[:first_newline].strip()):
+            inner = inner[first_newline + 1 :]
+        return inner.strip()
+    return stripped
+
+
+def _parse_qwen3(body: str) -> ParseResult:
+    result = ParseResult(format="qwen3")
+    outside: list[str] = []
+    pos = 0
+    while (start := body.find(_OPEN, pos)) >= 0:
+        outside.append(body[pos:start])
+        pos = _parse_qwen3_block(body, start + len(_OPEN), result)
+    outside.append(body[pos:])
+    result.content = "".join(outside).strip()
+    return result
+
+
+def _parse_qwen3_block(body: str, pos: int, result: ParseResult) -> int:
+    """Parse one block whose JSON starts at ``pos``; return where scanning resumes."""
+    close = body.find(_CLOSE, pos)
+    try:
+        obj, end = _DECODER.raw_decode(body, _skip_space(body, pos))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        stop = close + len(_CLOSE) if close >= 0 else len(body)
+        result.errors.append(ParseError("qwen3", f"tool call is not valid JSON: {exc}", body[pos:stop][:200]))
+        return stop
+    tail = _skip_space(body, end)
+    if not body.startswith(_CLOSE, tail):
+        stop = close + len(_CLOSE) if close >= 0 else len(body)
+        result.errors.append(ParseError("qwen3", "missing </tool_call> after the call's JSON", body[pos:stop][:200]))
+        return stop
+    _append_call(obj, "qwen3", result)
+    return tail + len(_CLOSE)
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _append_call(obj: Any, fmt: str, result: ParseResult) -> None:
+    """Validate a decoded ``{"name", "arguments"}`` object and add it (or an error)."""
+    if not isinstance(obj, dict):
+        result.errors.append(ParseError(fmt, f"a tool call must be a JSON object, got {type(obj).__name__}", str(obj)[:200]))
+        return
+    name = obj.get("name")
+    args = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except (json.JSONDecodeError, RecursionError) as exc:
+            result.errors.append(ParseError(fmt, f"arguments string is not valid JSON: {exc}", args[:200]))
+            return
+    if not isinstance(name, str) or not name:
+        result.errors.append(ParseError(fmt, 'a tool call needs a non-empty string "name"', str(obj)[:200]))
+    elif not isinstance(args, dict):
+        result.errors.append(ParseError(fmt, f'"arguments" of {name} must be a JSON object', str(args)[:200]))
+    else:
+        call_id = obj.get("id")
+        result.calls.append(ToolCall(name=name, arguments=args, id=call_id if isinstance(call_id, str) else None))
+
+
+def _parse_openai(body: str) -> ParseResult | None:
+    """Parse an OpenAI-style JSON message; ``None`` when the JSON is not tool-call shaped."""
+    try:
+        obj = json.loads(body)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if isinstance(obj, dict) and isinstance(obj.get("tool_calls"), list):
+        items, content = obj["tool_calls"], obj.get("content") or ""
+    elif isinstance(obj, dict) and "function" in obj:
+        items, content = [obj], ""
+    elif isinstance(obj, list) and obj and all(isinstance(i, dict) and "function" in i for i in obj):
+        items, content = obj, ""
+    else:
+        return None
+    result = ParseResult(format="openai", content=content if isinstance(content, str) else "")
+    for item in items:
+        function = item.get("function") if isinstance(item, dict) else None
+        if not isinstance(function, dict):
+            result.errors.append(ParseError("openai", 'each tool call needs a "function" object', str(item)[:200]))
+            continue
+        _append_call({**function, "id": item.get("id")}, "openai", result)
+    return result
+
+
+def _parse_python(body: str, signatures: dict[str, list[str]]) -> ParseResult:
+    result = ParseResult(format="python")
+    if len(body) > MAX_PYTHON_CHARS:
+        result.errors.append(ParseError("python", f"call text longer than {MAX_PYTHON_CHARS} characters"))
+        return result
+    try:
+        tree = ast.parse(body, mode="eval").body
+    except _PARSE_FAILURES as exc:
+        result.errors.append(ParseError("python", f"not valid call syntax: {exc}", body[:200]))
+        return result
+    nodes = tree.elts if isinstance(tree, (ast.List, ast.Tuple)) else [tree]
+    for node in nodes:
+        _append_python_call(node, signatures, result)
+    return result
+
+
+def _append_python_call(node: ast.expr, signatures: dict[str, list[str]], result: ParseResult) -> None:
+    if not isinstance(node, ast.Call) or (name := _dotted_name(node.func)) is None:
+        result.errors.append(ParseError("python", "expected a call such as f(a=1)", _unparse(node)))
+        return
+    try:
+        args = _python_arguments(node, name, signatures)
+    except _PARSE_FAILURES as exc:
+        result.errors.append(ParseError("python", f"{name}: {exc}", _unparse(node)))
+        return
+    result.calls.append(ToolCall(name=name, arguments=args))
+
+
+def _python_arguments(node: ast.Call, name: str, signatures: dict[str, list[str]]) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    if node.args:
+        names = signatures.get(name)
+        if names is None or len(node.args) > len(names):
+            raise ValueError("positional arguments are not supported here; pass them by keyword (a=1)")
+        for param, value in zip(names, node.args):
+            args[param] = _literal(value)
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise ValueError("**kwargs unpacking is not supported; pass arguments by keyword")
+        if kw.arg in args:
+            raise ValueError(f"argument '{kw.arg}' given twice")
+        args[kw.arg] = _literal(kw.value)
+    return args
+
+
+def _literal(node: ast.expr) -> Any:
+    """A literal argument value as JSON data (tuples become lists)."""
+    return _to_json(ast.literal_eval(node))
+
+
+def _to_json(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("NaN and infinity are not valid argument values")
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_to_json(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _to_json(v) for k, v in value.items()}
+    raise ValueError(f"argument value of type {type(value).__name__} is not JSON data")
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := _dotted_name(node.value)) is not None:
+        return f"{base}.{node.attr}"
+    return None
+
+
+def _unparse(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)[:200]
+    except _PARSE_FAILURES:
+        return ""
