@@ -1,0 +1,1 @@
+"""Glue around the bfcl-eval backends."""

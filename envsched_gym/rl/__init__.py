@@ -1,0 +1,1 @@
+"""TRL integration: rollouts through the environments, the curriculum sampler, reward functions."""
