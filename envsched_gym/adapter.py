@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from envsched_gym.declarations import EnvSpec, StateComponent, TaskSpec
 from envsched_gym.users import ScriptedTurns, UserSimulator
@@ -70,6 +70,14 @@ class Adapter:
     def make_user(self, task: TaskSpec) -> UserSimulator:
         """The user simulator for one episode of ``task`` (default: scripted turns)."""
         return ScriptedTurns()
+
+    def with_options(self, **options: Any) -> Adapter:
+        """A copy configured with ``options`` (``gym.make(id, adapter_options=...)``).
+
+        Built-in adapters take options as constructor arguments; override this for a
+        registered adapter instance that accepts options.
+        """
+        raise TypeError(f"{type(self).__name__} takes no adapter options (got {sorted(options)}); override with_options() to accept them")
 
     def gym_ids(self) -> list[str]:
         """Registered gymnasium ids, one per distinct ``EnvSpec.gym_id``."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ class Family:
     entry_point: str | None
     gym_ids: list[str]
     instance: Adapter | None = field(default=None, repr=False)
+    variants: dict[str, Adapter] = field(default_factory=dict, repr=False)
 
 
 BFCL_CATEGORIES = [
@@ -87,17 +89,39 @@ def registered_ids(family: str | None = None) -> list[str]:
     return sorted(i for f in _FAMILIES.values() if family in (None, f.name) for i in f.gym_ids)
 
 
-def get_adapter(family: str) -> Adapter:
-    """The family's adapter instance, imported and built on first use."""
+def get_adapter(family: str, options: dict[str, Any] | None = None) -> Adapter:
+    """The family's adapter instance, imported and built on first use.
+
+    Args:
+        family: Registered family name.
+        options: Adapter constructor options (for example ``{"task_set": "pre_tau3"}`` or
+            ``{"language": "zh"}``); each distinct set of options gets its own cached instance.
+    """
     entry = _FAMILIES.get(family)
     if entry is None:
         close = difflib.get_close_matches(family, list(_FAMILIES), n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         raise KeyError(f"unknown family '{family}'.{hint} Registered: {families()}")
+    if options:
+        key = json.dumps(options, sort_keys=True, default=repr)
+        if key not in entry.variants:
+            entry.variants[key] = _build(entry, options)
+        return entry.variants[key]
     if entry.instance is None:
-        module_name, _, class_name = (entry.entry_point or "").partition(":")
-        entry.instance = getattr(importlib.import_module(module_name), class_name)()
+        entry.instance = _build(entry, {})
     return entry.instance
+
+
+def _build(entry: Family, options: dict[str, Any]) -> Adapter:
+    if entry.entry_point is None:
+        assert entry.instance is not None
+        return entry.instance.with_options(**options)
+    module_name, _, class_name = entry.entry_point.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    try:
+        return cls(**options)
+    except TypeError as exc:
+        raise TypeError(f"adapter options {options} are not accepted by {class_name}: {exc}") from exc
 
 
 def family_of(gym_id: str) -> str:
@@ -110,11 +134,15 @@ def family_of(gym_id: str) -> str:
     raise gym.error.UnregisteredEnv(f"unknown env id '{gym_id}'.{hint} See envsched_gym.registered_ids() for all ids.")
 
 
-def make_env(family: str, gym_id: str, **kwargs: Any) -> gym.Env:
-    """Gymnasium entry point: a :class:`~envsched_gym.env.ToolUseEnv` for ``gym_id``."""
+def make_env(family: str, gym_id: str, adapter_options: dict[str, Any] | None = None, **kwargs: Any) -> gym.Env:
+    """Gymnasium entry point: a :class:`~envsched_gym.env.ToolUseEnv` for ``gym_id``.
+
+    ``gym.make(id, adapter_options={...})`` selects adapter options such as a task set or a
+    language; other keyword arguments go to :class:`~envsched_gym.env.ToolUseEnv`.
+    """
     from envsched_gym.env import ToolUseEnv
 
-    return ToolUseEnv(get_adapter(family), gym_id, **kwargs)
+    return ToolUseEnv(get_adapter(family, adapter_options), gym_id, **kwargs)
 
 
 def make(gym_id: str, **kwargs: Any) -> gym.Env:

@@ -84,15 +84,24 @@ class Suite(Sequence[TaskNode]):
         return gym.make(self.node(task_id).env.gym_id, **kwargs)
 
 
-def suite(families: str | Sequence[str] | None = None, split: str = "all") -> Suite:
+def suite(
+    families: str | Sequence[str] | None = None,
+    split: str = "all",
+    options: dict[str, dict[str, Any]] | None = None,
+) -> Suite:
     """Every node of ``families`` (default: all registered) in ``split``.
+
+    Args:
+        families: Family names, e.g. ``["ToolWorld", "BFCL"]``.
+        split: ``train``, ``test``, ``heldout`` or ``all``.
+        options: Adapter options per family, e.g. ``{"Tau": {"task_set": "pre_tau3"}}``.
 
     Families whose data is missing raise with the adapter's own message on how to get it.
     """
     names = [families] if isinstance(families, str) else list(families or registered_families())
     nodes: list[TaskNode] = []
     for name in names:
-        adapter = get_adapter(name)
+        adapter = get_adapter(name, (options or {}).get(name))
         envs = {e.env_id: e for e in adapter.env_specs()}
         for task in adapter.tasks(split):
             nodes.append(TaskNode(envs[task.env_id], task))
