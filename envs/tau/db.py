@@ -1,0 +1,127 @@
+"""The τ-bench databases as plain JSON data, copied per episode by copy-on-write.
+
+``db.json`` is read once per process into a :class:`BaseDB` (shared, never mutated). Each
+episode gets a :class:`TauDB` over it: a record is deep-copied into the episode's overlay the
+first time a tool fetches it for use, so making a world costs O(1) instead of copying 2-7 MB
+(``copy.deepcopy`` of the airline DB takes ~0.2 s; see ``docs/tau.md``).
+
+The canonical form of a DB is ``json.dumps(db, sort_keys=True, ensure_ascii=False)`` with the
+default separators; :meth:`TauDB.sha256` hashes exactly that string, assembled from per-record
+dumps so that records the episode never touched reuse the base's cached text.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+Record = dict[str, Any]
+
+
+def dump(value: Any) -> str:
+    """Canonical JSON text of a value (sorted keys, default separators, UTF-8 kept)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+class BaseDB:
+    """An immutable, process-wide database: ``{table: {key: record}}``.
+
+    Attributes:
+        tables: The data as loaded; never mutate it.
+    """
+
+    def __init__(self, tables: dict[str, dict[str, Record]]) -> None:
+        self.tables = tables
+        self._dumps: dict[str, dict[str, str]] = {}
+
+    def record_dump(self, table: str, key: str) -> str:
+        """Canonical text of an untouched base record (computed once, then cached)."""
+        cache = self._dumps.setdefault(table, {})
+        text = cache.get(key)
+        if text is None:
+            text = cache[key] = dump(self.tables[table][key])
+        return text
+
+
+@lru_cache(maxsize=8)
+def load_base(path: str) -> BaseDB:
+    """Read ``db.json`` once per process (cached by path)."""
+    with Path(path).open(encoding="utf-8") as fh:
+        return BaseDB(json.load(fh))
+
+
+class TauDB:
+    """One episode's view of a :class:`BaseDB`, with its own copies of the records it changed.
+
+    Tools call :meth:`get` for a record they may change or return (it is copied on first
+    use), :meth:`peek` / :meth:`values` to scan without copying, and :meth:`put` to add one.
+    """
+
+    def __init__(self, base: BaseDB) -> None:
+        self.base = base
+        self.overlay: dict[str, dict[str, Record]] = {name: {} for name in base.tables}
+
+    def __contains__(self, item: tuple[str, str]) -> bool:
+        table, key = item
+        return key in self.overlay[table] or key in self.base.tables[table]
+
+    def get(self, table: str, key: str) -> Record | None:
+        """The episode's own (mutable) copy of a record, or ``None`` if absent."""
+        own = self.overlay[table]
+        if key in own:
+            return own[key]
+        record = self.base.tables[table].get(key)
+        if record is None:
+            return None
+        own[key] = copy.deepcopy(record)
+        return own[key]
+
+    def peek(self, table: str, key: str) -> Record | None:
+        """A record for reading only (the base's object when the episode has not copied it)."""
+        own = self.overlay[table]
+        return own[key] if key in own else self.base.tables[table].get(key)
+
+    def put(self, table: str, key: str, record: Record) -> None:
+        """Add (or replace) a record."""
+        self.overlay[table][key] = record
+
+    def keys(self, table: str) -> list[str]:
+        """Record keys of a table: the base's order, then records added by the episode."""
+        base = self.base.tables[table]
+        return list(base) + [k for k in self.overlay[table] if k not in base]
+
+    def values(self, table: str) -> Iterator[Record]:
+        """Every record of a table, read-only, in :meth:`keys` order."""
+        for key in self.keys(table):
+            yield self.peek(table, key)  # type: ignore[misc]
+
+    def canonical(self) -> str:
+        """The canonical JSON dump of the whole database."""
+        return "".join(self._pieces())
+
+    def sha256(self) -> str:
+        """SHA-256 (hex) of :meth:`canonical`, computed without building the whole string."""
+        digest = hashlib.sha256()
+        for piece in self._pieces():
+            digest.update(piece.encode("utf-8"))
+        return digest.hexdigest()
+
+    def to_dict(self) -> dict[str, dict[str, Record]]:
+        """An independent deep copy of the whole database as plain data."""
+        return json.loads(self.canonical())
+
+    def _pieces(self) -> Iterator[str]:
+        yield "{"
+        for t_index, table in enumerate(sorted(self.overlay)):
+            yield f"{', ' if t_index else ''}{dump(table)}: {{"
+            own = self.overlay[table]
+            for k_index, key in enumerate(sorted(self.keys(table))):
+                text = dump(own[key]) if key in own else self.base.record_dump(table, key)
+                yield f"{', ' if k_index else ''}{dump(key)}: {text}"
+            yield "}"
+        yield "}"

@@ -1,0 +1,108 @@
+"""``TauWorld``: the base of the retail and airline worlds (DB handling and the shared tools)."""
+
+from __future__ import annotations
+
+import ast
+import operator
+import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+from envsched_gym import ToolError, World, tool
+from envsched_gym.envs.tau.db import BaseDB, Record, TauDB
+
+_ALLOWED_CHARS = frozenset("0123456789+-*/(). ")
+_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+}  # fmt: skip
+_UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+
+
+def arithmetic(expression: str) -> float:
+    """Value of an expression of numbers, ``+ - * /`` and parentheses, read with :mod:`ast`.
+
+    Raises:
+        ToolError: Other characters or syntax, or a division by zero.
+    """
+    if not all(char in _ALLOWED_CHARS for char in expression):
+        raise ToolError("Invalid characters in expression")
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+        return float(_evaluate(tree.body))
+    except SyntaxError as exc:
+        raise ToolError(f"invalid syntax in expression: {exc.msg}") from None
+    except ZeroDivisionError:
+        raise ToolError("division by zero") from None
+
+
+def _evaluate(node: ast.AST) -> Any:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_evaluate(node.operand))
+    raise SyntaxError("only numbers, + - * / and parentheses are allowed")
+
+
+def fold(text: str) -> str:
+    """Text for tolerant matching: accents stripped, case folded, whitespace collapsed."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return " ".join(plain.casefold().split())
+
+
+class TauWorld(World):
+    """A τ-bench domain over a copy-on-write :class:`TauDB`.
+
+    The public state is the database (``state()`` / ``load_state()`` exchange the whole DB as
+    plain data); :meth:`sha256` is the hash the DB check compares.
+
+    Args:
+        base: The domain's process-wide database.
+    """
+
+    def __init__(self, base: BaseDB) -> None:
+        self._db = TauDB(base)
+
+    @property
+    def db(self) -> TauDB:
+        """The episode's database."""
+        return self._db
+
+    def state(self) -> dict[str, dict[str, Record]]:
+        """The whole database as an independent plain-data copy."""
+        return self._db.to_dict()
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Replace the database with ``state`` (``{table: {key: record}}``), copied."""
+        self._db = TauDB(BaseDB(TauDB(BaseDB(state)).to_dict()))
+
+    def sha256(self) -> str:
+        """SHA-256 of the database's canonical sorted-key JSON dump."""
+        return self._db.sha256()
+
+    def _require(self, table: str, key: str, message: str) -> Record:
+        """The episode's mutable copy of a record; ``ToolError(message)`` when absent."""
+        record = self._db.get(table, key)
+        if record is None:
+            raise ToolError(message)
+        return record
+
+    @tool
+    def calculate(self, expression: str) -> str:
+        """Calculate the result of a mathematical expression.
+
+        Args:
+            expression: The mathematical expression to calculate, such as '2 + 2'. The expression can contain numbers, operators (+, -, *, /), parentheses, and spaces.
+        """
+        return str(round(arithmetic(expression), 2))
+
+    @tool
+    def transfer_to_human_agents(self, summary: str) -> str:
+        """Transfer the user to a human agent, with a summary of the user's issue. Only transfer if -  the user explicitly asks for a human agent -  given the policy and the available tools, you cannot solve the user's issue.
+
+        Args:
+            summary: A summary of the user's issue.
+        """
+        return "Transfer successful"
