@@ -1,0 +1,291 @@
+"""Baseline curricula behind the :class:`~envsched_gym.curriculum.base.Scheduler` interface.
+
+- ``random``: uniform over the pool.
+- ``dapo``: DAPO dynamic sampling. Over-samples uniformly (``B / effective ratio`` groups, at
+  most ``max_oversample * B``), and :meth:`DAPOScheduler.keep` drops zero-variance groups and
+  groups beyond ``B``. Every rolled group, dropped or not, counts in ``rollouts``.
+- ``mopps``: MoPPS. A Beta posterior over each task's success rate (discounted towards the prior
+  by ``forget`` each step), Thompson sampling, the ``B`` tasks whose draws are closest to
+  ``target`` (0.5).
+- ``plr``: prioritised level replay on learnability ``p(1 - p)`` (last group's mean),
+  rank-prioritised (temperature ``beta``) and mixed with staleness (``staleness_mix``); each slot
+  replays a seen task with probability ``replay_prob``, else takes an unseen one.
+- ``dump``: DUMP. A UCB per environment over the mean absolute advantage of its recent groups
+  (window ``window``), environments sampled by a softmax of the UCB (temperature ``temperature``),
+  tasks uniform within the environment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from envsched_gym.curriculum.base import BaseScheduler
+from envsched_gym.suite import Suite
+
+
+class RandomScheduler(BaseScheduler):
+    """Uniform task selection: the reference every curriculum is measured against."""
+
+    name = "random"
+
+    def next_batch(self, batch_size: int) -> list[str]:
+        """``batch_size`` distinct uniformly drawn task ids."""
+        size = self.check_batch_size(batch_size)
+        self.step += 1
+        return [self.task_ids[i] for i in self.rng.choice(len(self.task_ids), size, replace=False)]
+
+    def update(self, task_id: str, rewards: Sequence[float]) -> None:
+        """Only the pool-wide statistics are kept."""
+        self.positions([task_id])
+        self.record(rewards)
+
+    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The pool-wide mean and variance for every task (no per-task model)."""
+        return self.global_estimates(len(task_ids))
+
+    def state_dict(self) -> dict[str, Any]:
+        """Clock, RNG and totals."""
+        return self.base_state()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        self.load_base_state(state)
+
+
+class DAPOScheduler(RandomScheduler):
+    """DAPO dynamic sampling: over-sample, then train only on groups whose rewards vary.
+
+    ``next_batch(B)`` returns more than ``B`` ids; the trainer rolls all of them and asks
+    :meth:`keep` for each finished group.
+    """
+
+    name = "dapo"
+
+    def __init__(self, suite: Suite, seed: int = 0, max_oversample: float = 3.0, smoothing: float = 0.05) -> None:
+        super().__init__(suite, seed)
+        self.max_oversample = max_oversample
+        self.smoothing = smoothing
+        self.effective = 1.0
+        self.target = 0
+        self.kept = 0
+        self.dropped = 0
+
+    def next_batch(self, batch_size: int) -> list[str]:
+        """``B / effective ratio`` uniform ids (capped), so about ``B`` groups survive the filter."""
+        self.check_batch_size(batch_size)
+        self.target, self.kept = batch_size, 0
+        want = math.ceil(batch_size / max(self.effective, 1.0 / self.max_oversample))
+        return super().next_batch(want)
+
+    def update(self, task_id: str, rewards: Sequence[float]) -> None:
+        """Track the running effective ratio that sets the over-sampling."""
+        super().update(task_id, rewards)
+        varies = float(np.ptp(np.asarray(rewards, dtype=np.float64)) > 0)
+        self.effective += self.smoothing * (varies - self.effective)
+
+    def keep(self, task_id: str, rewards: Sequence[float]) -> bool:
+        """False for a zero-variance group and for groups beyond the batch size."""
+        if np.ptp(np.asarray(rewards, dtype=np.float64)) == 0 or self.kept >= self.target:
+            self.dropped += 1
+            return False
+        self.kept += 1
+        return True
+
+    def state_dict(self) -> dict[str, Any]:
+        """Adds the running effective ratio and the filter's counters."""
+        return {**super().state_dict(), "effective": self.effective, "target": self.target, "kept": self.kept, "dropped": self.dropped}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        super().load_state_dict(state)
+        self.effective, self.target, self.kept, self.dropped = state["effective"], state["target"], state["kept"], state["dropped"]
+
+
+class MoPPSScheduler(BaseScheduler):
+    """MoPPS: Thompson sampling from per-task Beta posteriors towards a target success rate."""
+
+    name = "mopps"
+
+    def __init__(self, suite: Suite, seed: int = 0, target: float = 0.5, forget: float = 0.95, prior: float = 1.0) -> None:
+        super().__init__(suite, seed)
+        self.target, self.forget, self.prior = target, forget, prior
+        self.alpha = np.full(len(self.task_ids), prior)
+        self.beta = np.full(len(self.task_ids), prior)
+
+    def next_batch(self, batch_size: int) -> list[str]:
+        """The tasks whose sampled success rates are closest to ``target``."""
+        size = self.check_batch_size(batch_size)
+        draws = self.rng.beta(self.alpha, self.beta)
+        gap = np.abs(draws - self.target)
+        picks = np.argpartition(gap, size - 1)[:size] if size < len(gap) else np.arange(len(gap))
+        self.step += 1
+        for posterior in (self.alpha, self.beta):
+            posterior *= self.forget
+            posterior += (1.0 - self.forget) * self.prior
+        return [self.task_ids[i] for i in picks[np.argsort(gap[picks], kind="stable")]]
+
+    def update(self, task_id: str, rewards: Sequence[float]) -> None:
+        """Add the group's successes and failures (rewards in [0, 1]) to the posterior."""
+        node = int(self.positions([task_id])[0])
+        values = np.clip(np.asarray(rewards, dtype=np.float64), 0.0, 1.0)
+        self.record(values)
+        self.alpha[node] += values.sum()
+        self.beta[node] += (1.0 - values).sum()
+
+    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Posterior mean ``m``, Bernoulli variance ``m (1 - m)``, posterior std."""
+        nodes = self.positions(task_ids)
+        a, b = self.alpha[nodes], self.beta[nodes]
+        mean = a / (a + b)
+        return {"variance": mean * (1 - mean), "mean": mean, "uncertainty": np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))}
+
+    def state_dict(self) -> dict[str, Any]:
+        """Posteriors, clock and RNG."""
+        return {**self.base_state(), "alpha": self.alpha.tolist(), "beta": self.beta.tolist()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        self.load_base_state(state)
+        self.alpha, self.beta = np.asarray(state["alpha"]), np.asarray(state["beta"])
+
+
+class PLRScheduler(BaseScheduler):
+    """Prioritised level replay with the learnability score ``p (1 - p)`` and staleness."""
+
+    name = "plr"
+
+    def __init__(self, suite: Suite, seed: int = 0, replay_prob: float = 0.5, beta: float = 0.1, staleness_mix: float = 0.3) -> None:
+        super().__init__(suite, seed)
+        self.replay_prob, self.beta, self.staleness_mix = replay_prob, beta, staleness_mix
+        self.last_mean = np.full(len(self.task_ids), np.nan)
+        self.last_seen = np.full(len(self.task_ids), -1, dtype=np.int64)
+
+    def replay_distribution(self, seen: np.ndarray) -> np.ndarray:
+        """PLR's replay probabilities over the ``seen`` nodes (rank-prioritised score + staleness)."""
+        p = self.last_mean[seen]
+        score = p * (1 - p)
+        rank = np.empty(len(seen))
+        rank[np.argsort(-score, kind="stable")] = np.arange(1, len(seen) + 1)
+        by_score = rank ** (-1.0 / self.beta)
+        staleness = (self.step - self.last_seen[seen]).astype(np.float64)
+        by_age = staleness / staleness.sum() if staleness.sum() > 0 else np.full(len(seen), 1.0 / len(seen))
+        return (1 - self.staleness_mix) * by_score / by_score.sum() + self.staleness_mix * by_age
+
+    def next_batch(self, batch_size: int) -> list[str]:
+        """Replay slots from the prioritised seen set, the rest from unseen tasks."""
+        size = self.check_batch_size(batch_size)
+        seen = np.flatnonzero(self.last_seen >= 0)
+        n_replay = min(int(self.rng.binomial(size, self.replay_prob)) if seen.size else 0, seen.size)
+        unseen_count = len(self.task_ids) - seen.size
+        n_replay = max(n_replay, size - unseen_count)
+        replay = self.rng.choice(seen, n_replay, replace=False, p=self.replay_distribution(seen)) if n_replay else np.empty(0, np.int64)
+        fresh: np.ndarray = np.empty(0, np.int64)
+        if size - n_replay:
+            fresh = self.rng.choice(np.flatnonzero(self.last_seen < 0), size - n_replay, replace=False)
+        self.step += 1
+        return [self.task_ids[i] for i in np.concatenate([replay, fresh])]
+
+    def update(self, task_id: str, rewards: Sequence[float]) -> None:
+        """Remember the group's mean success and when it was seen."""
+        node = int(self.positions([task_id])[0])
+        mean, _ = self.record(rewards)
+        self.last_mean[node] = mean
+        self.last_seen[node] = self.step
+
+    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """``p (1 - p)`` of the last group for seen tasks, the pool-wide figures for unseen ones."""
+        nodes = self.positions(task_ids)
+        out = self.global_estimates(len(nodes))
+        seen = self.last_seen[nodes] >= 0
+        p = self.last_mean[nodes][seen]
+        out["variance"][seen], out["mean"][seen] = p * (1 - p), p
+        age = (self.step - self.last_seen[nodes][seen]).astype(np.float64)
+        out["uncertainty"][seen] = age / (age + 10.0)
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        """Scores, ages, clock and RNG (NaN marks unseen tasks)."""
+        return {**self.base_state(), "last_mean": [None if np.isnan(v) else v for v in self.last_mean.tolist()],
+                "last_seen": self.last_seen.tolist()}  # fmt: skip
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        self.load_base_state(state)
+        self.last_mean = np.array([np.nan if v is None else v for v in state["last_mean"]], dtype=np.float64)
+        self.last_seen = np.asarray(state["last_seen"], dtype=np.int64)
+
+
+class DUMPScheduler(BaseScheduler):
+    """DUMP: environment-level UCB over the mean absolute advantage of recent groups."""
+
+    name = "dump"
+
+    def __init__(self, suite: Suite, seed: int = 0, window: int = 64, exploration: float = 1.0, temperature: float = 0.1) -> None:
+        super().__init__(suite, seed)
+        self.window, self.exploration, self.temperature = window, exploration, temperature
+        self.members = [np.flatnonzero(self.env_of == e) for e in range(len(self.env_ids))]
+        self.recent: list[list[float]] = [[] for _ in self.env_ids]
+        self.means: list[list[float]] = [[] for _ in self.env_ids]
+        self.pulls = np.zeros(len(self.env_ids))
+
+    def ucb(self) -> np.ndarray:
+        """Per-environment UCB score (infinite for environments never sampled)."""
+        total = max(self.pulls.sum(), 1.0)
+        value = np.array([np.mean(r) if r else 0.0 for r in self.recent])
+        bonus = self.exploration * np.sqrt(2 * math.log(total) / np.maximum(self.pulls, 1e-12))
+        return np.where(self.pulls > 0, value + bonus, np.inf)
+
+    def next_batch(self, batch_size: int) -> list[str]:
+        """Environments by softmax of UCB, tasks uniformly within each (distinct in the batch)."""
+        size = self.check_batch_size(batch_size)
+        counts = np.zeros(len(self.env_ids), dtype=np.int64)
+        sizes = np.array([len(m) for m in self.members])
+        for _ in range(size):
+            score = np.where(counts < sizes, self.ucb(), -np.inf)
+            if (score == np.inf).any():
+                probs = (score == np.inf).astype(np.float64)
+            else:
+                logits = (score - score.max()) / self.temperature
+                probs = np.where(np.isfinite(logits), np.exp(logits), 0.0)
+            env = int(self.rng.choice(len(probs), p=probs / probs.sum()))
+            counts[env] += 1
+            self.pulls[env] += 1  # optimistic: a pick counts before its result arrives
+        picks = [self.rng.choice(self.members[e], c, replace=False) for e, c in enumerate(counts) if c]
+        self.step += 1
+        return [self.task_ids[i] for i in np.concatenate(picks)]
+
+    def update(self, task_id: str, rewards: Sequence[float]) -> None:
+        """Add the group's mean |advantage| (``mean |r - mean r|``) to its environment's window."""
+        node = int(self.positions([task_id])[0])
+        values = np.asarray(rewards, dtype=np.float64)
+        mean, _ = self.record(values)
+        env = int(self.env_of[node])
+        for series, value in ((self.recent[env], float(np.abs(values - mean).mean())), (self.means[env], mean)):
+            series.append(value)
+            del series[: -self.window]
+
+    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Per-environment figures: variance ``mean |A| / 2`` (exact for 0/1 rewards), mean reward."""
+        nodes = self.positions(task_ids)
+        out = self.global_estimates(len(nodes))
+        for k, env in enumerate(self.env_of[nodes]):
+            if self.recent[env]:
+                out["variance"][k] = np.mean(self.recent[env]) / 2
+                out["mean"][k] = np.mean(self.means[env])
+                out["uncertainty"][k] = 1.0 / math.sqrt(1.0 + self.pulls[env])
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        """Windows, pull counts, clock and RNG."""
+        return {**self.base_state(), "recent": self.recent, "means": self.means, "pulls": self.pulls.tolist()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        self.load_base_state(state)
+        self.recent = [list(r) for r in state["recent"]]
+        self.means = [list(m) for m in state["means"]]
+        self.pulls = np.asarray(state["pulls"], dtype=np.float64)

@@ -1,0 +1,178 @@
+"""EnvSched: variance-seeking batch selection over the dual-relation graph, no pilot rollouts.
+
+Every node gets a score
+
+    predicted within-group variance                       (exploitation: GRPO's signal)
+    + task_bonus * uncertainty of that prediction         (coverage of under-observed tasks)
+    + env_bonus / sqrt(1 + groups seen in its environment) (coverage of under-observed environments)
+
+and the batch is filled greedily from the best-scoring candidates: each pick maximises the
+score minus ``similarity_penalty`` times its largest within-environment similarity to a task
+already in the batch, and no environment takes more than its quota of the batch. Ties are
+broken by a fixed seeded per-node offset, so equal seeds and equal updates give equal batches on
+every process.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from envsched_gym.curriculum.base import BaseScheduler
+from envsched_gym.curriculum.features import NodeFeatures, build_features
+from envsched_gym.curriculum.graph import DualGraph
+from envsched_gym.curriculum.predictor import PredictorConfig, VariancePredictor
+from envsched_gym.suite import Suite
+
+
+@dataclass
+class EnvSchedConfig:
+    """EnvSched's knobs (defaults are the ones the benchmarks report).
+
+    Attributes:
+        k_within: Within-environment neighbours per node.
+        k_cross: Cross-environment neighbours per node.
+        block: Largest segment searched exactly when building the graph.
+        text_weight: Share of task text (vs. tools/state/verifier) in within-environment similarity.
+        task_bonus: Weight of the prediction's uncertainty in the score.
+        env_bonus: Weight of the under-observed-environment bonus.
+        similarity_penalty: Cost of a pick per unit of similarity to a task already in the batch.
+        max_env_share: Quota: most of a batch one environment may take (raised when there are
+            too few environments to fill the batch).
+        candidates_per_slot: Candidates considered per batch slot before the greedy fill.
+        predictor: Evidence weights and decay of the variance predictor.
+    """
+
+    k_within: int = 10
+    k_cross: int = 5
+    block: int = 2048
+    text_weight: float = 0.6
+    task_bonus: float = 0.05
+    env_bonus: float = 0.05
+    similarity_penalty: float = 0.05
+    max_env_share: float = 0.25
+    candidates_per_slot: int = 4
+    predictor: PredictorConfig = field(default_factory=PredictorConfig)
+
+
+class EnvSchedScheduler(BaseScheduler):
+    """The EnvSched curriculum (see the module docstring).
+
+    Args:
+        suite: Nodes to schedule over.
+        seed: Seeds the graph's hashing and the tie-break offsets.
+        config: Knobs; keyword overrides of its fields (and of ``PredictorConfig``'s) also work.
+        features: Precomputed node features (the scale benchmark reuses them).
+        graph: Precomputed graph.
+    """
+
+    name = "envsched"
+
+    def __init__(
+        self,
+        suite: Suite,
+        seed: int = 0,
+        config: EnvSchedConfig | None = None,
+        features: NodeFeatures | None = None,
+        graph: DualGraph | None = None,
+        **overrides: Any,
+    ) -> None:
+        super().__init__(suite, seed)
+        self.config = _with_overrides(config or EnvSchedConfig(), overrides)
+        cfg = self.config
+        self.features = features or build_features(suite.nodes, text_weight=cfg.text_weight)
+        self.graph = graph or DualGraph.build(self.features, cfg.k_within, cfg.k_cross, cfg.block, seed)
+        self.predictor = VariancePredictor(self.graph, self.env_of, cfg.predictor)
+        self.tie_break = np.random.default_rng([seed, 1]).random(len(self.task_ids)) * 1e-6
+        self.env_groups = np.zeros(len(self.env_ids))
+
+    def next_batch(self, batch_size: int) -> list[str]:
+        """The ``batch_size`` best nodes under score, quotas and similarity penalty."""
+        size = self.check_batch_size(batch_size)
+        self.predictor.refresh()
+        picks = self._fill(self.scores(), size)
+        self.step += 1
+        self.predictor.advance()
+        return [self.task_ids[i] for i in picks]
+
+    def scores(self) -> np.ndarray:
+        """Current score of every node (from the cached predictions)."""
+        cfg = self.config
+        env_term = cfg.env_bonus / np.sqrt(1.0 + self.env_groups)
+        return self.predictor.variance + cfg.task_bonus * self.predictor.uncertainty + env_term[self.env_of] + self.tie_break
+
+    def update(self, task_id: str, rewards: Sequence[float]) -> None:
+        """Fold one finished group into the node's statistics and its neighbours' aggregates."""
+        node = int(self.positions([task_id])[0])
+        self.record(rewards)
+        self.predictor.observe(node, np.asarray(rewards, dtype=np.float64))
+        self.env_groups[self.env_of[node]] += 1
+
+    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Fresh predictions (not the cache) for ``task_ids``."""
+        variance, mean, uncertainty = self.predictor.compute(self.positions(task_ids))
+        return {"variance": variance, "mean": mean, "uncertainty": uncertainty}
+
+    def quota(self, batch_size: int) -> int:
+        """Most picks one environment may take in a batch of ``batch_size``."""
+        return max(math.ceil(self.config.max_env_share * batch_size), math.ceil(batch_size / len(self.env_ids)))
+
+    def _fill(self, score: np.ndarray, size: int) -> list[int]:
+        """Greedy fill under quotas and the similarity penalty, widening the candidate pool if needed."""
+        n_cand = min(len(score), self.config.candidates_per_slot * size)
+        while True:
+            cand = np.argpartition(-score, n_cand - 1)[:n_cand] if n_cand < len(score) else np.arange(len(score))
+            cand = cand[np.argsort(-score[cand], kind="stable")]
+            picks = self._greedy(cand, score[cand], size)
+            if len(picks) == size or n_cand == len(score):
+                return picks
+            n_cand = min(len(score), 2 * n_cand)
+
+    def _greedy(self, cand: np.ndarray, score: np.ndarray, size: int) -> list[int]:
+        within = self.features.within[cand]
+        sims = (within @ within.T).toarray()
+        np.fill_diagonal(sims, 0.0)
+        envs = self.env_of[cand]
+        cap = self.quota(size)
+        taken: dict[int, int] = {}
+        closest = np.zeros(len(cand))
+        allowed = np.ones(len(cand), dtype=bool)
+        picks: list[int] = []
+        while len(picks) < size and allowed.any():
+            adjusted = np.where(allowed, score - self.config.similarity_penalty * closest, -np.inf)
+            best = int(np.argmax(adjusted))
+            picks.append(int(cand[best]))
+            allowed[best] = False
+            np.maximum(closest, sims[best], out=closest)
+            env = int(envs[best])
+            taken[env] = taken.get(env, 0) + 1
+            if taken[env] >= cap:
+                allowed &= envs != env
+        return picks
+
+    def state_dict(self) -> dict[str, Any]:
+        """Clock, RNG, statistics and cached predictions (the graph is rebuilt from the suite)."""
+        return {**self.base_state(), "predictor": self.predictor.state_dict(), "env_groups": self.env_groups.tolist(),
+                "config": asdict(self.config)}  # fmt: skip
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`; scheduling continues exactly as the saved run would."""
+        self.load_base_state(state)
+        self.predictor.load_state_dict(state["predictor"])
+        self.env_groups = np.asarray(state["env_groups"], dtype=np.float64)
+
+
+def _with_overrides(config: EnvSchedConfig, overrides: dict[str, Any]) -> EnvSchedConfig:
+    """``config`` with keyword overrides applied to it or to its predictor config."""
+    top = {k: v for k, v in overrides.items() if k in EnvSchedConfig.__dataclass_fields__}
+    inner = {k: v for k, v in overrides.items() if k in PredictorConfig.__dataclass_fields__}
+    unknown = set(overrides) - set(top) - set(inner)
+    if unknown:
+        known = sorted(set(EnvSchedConfig.__dataclass_fields__) | set(PredictorConfig.__dataclass_fields__))
+        raise TypeError(f"unknown EnvSched options {sorted(unknown)}; known: {known}")
+    predictor = PredictorConfig(**{**asdict(config.predictor), **inner})
+    return EnvSchedConfig(**{**asdict(config), **top, "predictor": predictor})

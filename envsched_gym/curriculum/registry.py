@@ -1,0 +1,32 @@
+"""Scheduler registry: every curriculum by name, built with :func:`make_scheduler`."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from envsched_gym.curriculum.base import BaseScheduler
+from envsched_gym.curriculum.baselines import DAPOScheduler, DUMPScheduler, MoPPSScheduler, PLRScheduler, RandomScheduler
+from envsched_gym.curriculum.envsched import EnvSchedScheduler
+from envsched_gym.suite import Suite
+
+SCHEDULERS: dict[str, type[BaseScheduler]] = {
+    cls.name: cls for cls in (EnvSchedScheduler, RandomScheduler, DAPOScheduler, MoPPSScheduler, PLRScheduler, DUMPScheduler)
+}
+
+
+def make_scheduler(name: str, suite: Suite, seed: int = 0, **kwargs: Any) -> BaseScheduler:
+    """Build the scheduler ``name`` over ``suite``.
+
+    Args:
+        name: One of :data:`SCHEDULERS` (``envsched``, ``random``, ``dapo``, ``mopps``, ``plr``, ``dump``).
+        suite: Nodes to schedule over.
+        seed: Seeds every random choice of the scheduler.
+        **kwargs: The scheduler's own options (for example ``half_life=10`` for EnvSched).
+    """
+    cls = SCHEDULERS.get(name.lower())
+    if cls is None:
+        close = difflib.get_close_matches(name.lower(), list(SCHEDULERS), n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        raise KeyError(f"unknown scheduler '{name}'.{hint} Known: {sorted(SCHEDULERS)}")
+    return cls(suite, seed=seed, **kwargs)
