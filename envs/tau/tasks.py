@@ -1,0 +1,125 @@
+"""τ2 task files to :class:`TaskSpec`: ids, splits, scoring criteria and a gold conversation.
+
+τ2 tasks carry gold *actions* (tool calls), not gold conversations. The gold solution built
+here is what a policy-abiding agent would send: before each write action a confirmation
+request (the policy requires an explicit "yes"), then the action; at the end one message
+that states every ``communicate_info`` string (or the transfer notice after
+``transfer_to_human_agents``). The scripted user answers the confirmations and stops on the
+final message, so an oracle replaying this solution reproduces the gold DB exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from envsched_gym import AssistantTurn, TaskSpec, ToolCall, VerifierConfig
+from envsched_gym.envs.tau.scripted_user import opening_message
+
+TASK_SETS = {"current": ("tau2", "data"), "pre_tau3": ("tau2", "pre_tau3_37199f3", "data")}
+"""Task set name -> folder (under the benchmark root) holding ``tau2/domains/<domain>/tasks.json``."""
+DEFAULT_REWARD_BASIS = ["DB", "COMMUNICATE"]
+TRANSFER_TOOL = "transfer_to_human_agents"
+TRANSFER_MESSAGE = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
+AGENT_GREETING = "Hi! How can I help you today?"
+
+
+@dataclass(frozen=True)
+class TaskSource:
+    """Where one domain's tasks of one task set live.
+
+    Attributes:
+        domain: ``retail`` or ``airline``.
+        task_set: ``current`` (τ2 at a2c0247) or ``pre_tau3`` (the first τ2 release).
+        tasks_file: The ``tasks.json`` path.
+        split_file: The ``split_tasks.json`` path (train/test ids; the same for both sets).
+    """
+
+    domain: str
+    task_set: str
+    tasks_file: Path
+    split_file: Path
+
+    @property
+    def id_prefix(self) -> str:
+        """Prefix of suite task ids: ``retail/`` or ``retail@pre/``."""
+        return f"{self.domain}/" if self.task_set == "current" else f"{self.domain}@pre/"
+
+
+def load_tasks(source: TaskSource, env_id: str, write_tools: set[str]) -> list[TaskSpec]:
+    """Every task of ``source`` as a :class:`TaskSpec` (split from ``split_tasks.json``)."""
+    raw = json.loads(source.tasks_file.read_text(encoding="utf-8"))
+    splits = json.loads(source.split_file.read_text(encoding="utf-8"))
+    split_of = {tid: name for name in ("train", "test") for tid in splits.get(name, [])}
+    return [to_task_spec(task, source, env_id, write_tools, split_of.get(str(task["id"]), "test")) for task in raw]
+
+
+def to_task_spec(task: dict[str, Any], source: TaskSource, env_id: str, write_tools: set[str], split: str) -> TaskSpec:
+    """One τ2 task as a :class:`TaskSpec`; the criteria go to ``verifier.params``."""
+    criteria = task.get("evaluation_criteria") or {}
+    actions = criteria.get("actions") or []
+    params = {
+        "actions": actions,
+        "communicate_info": criteria.get("communicate_info") or [],
+        "nl_assertions": criteria.get("nl_assertions") or [],
+        "env_assertions": criteria.get("env_assertions") or [],
+        "reward_basis": criteria.get("reward_basis") or list(DEFAULT_REWARD_BASIS),
+    }
+    scenario = task["user_scenario"]
+    return TaskSpec(
+        task_id=f"{source.id_prefix}{task['id']}",
+        env_id=env_id,
+        instruction=opening_message(scenario),
+        initial_state=None,
+        solution=gold_solution(actions, params["communicate_info"], write_tools),
+        verifier=VerifierConfig(kind="tau", params=params),
+        split=split,
+        metadata={
+            "domain": source.domain,
+            "task_set": source.task_set,
+            "source_id": str(task["id"]),
+            "user_scenario": scenario,
+            "description": task.get("description"),
+            "agent_greeting": AGENT_GREETING,
+            "n_actions": len(actions),
+            "n_write_actions": sum(a["name"] in write_tools for a in actions),
+        },
+    )
+
+
+def gold_solution(actions: list[dict[str, Any]], communicate_info: list[str], write_tools: set[str]) -> list[AssistantTurn]:
+    """The gold conversation for ``actions`` (see the module docstring)."""
+    turns: list[AssistantTurn] = []
+    for action in actions:
+        call = ToolCall(action["name"], dict(action.get("arguments") or {}))
+        if call.name in write_tools:
+            turns.append(AssistantTurn(confirmation_request(call)))
+        turns.append(AssistantTurn(tool_calls=[call]))
+    turns.append(AssistantTurn(final_message(communicate_info, any(a["name"] == TRANSFER_TOOL for a in actions))))
+    return turns
+
+
+def confirmation_request(call: ToolCall) -> str:
+    """The policy's "list the action details and ask for a yes" message for a write call."""
+    return f"Here is what I will do: {call.name} with {json.dumps(call.arguments, ensure_ascii=False)}. Do you confirm (yes/no)?"
+
+
+def final_message(communicate_info: list[str], transferred: bool) -> str:
+    """The closing message: every required fact, then the transfer notice if transferred."""
+    facts = f" For your reference: {'; '.join(communicate_info)}." if communicate_info else ""
+    return (TRANSFER_MESSAGE + facts) if transferred else f"Your request has been handled.{facts}"
+
+
+def scenario_text(scenario: dict[str, Any]) -> str:
+    """The user scenario as τ2 shows it to a user simulator (persona, then instructions)."""
+    instructions = scenario.get("instructions") or {}
+    if isinstance(instructions, str):
+        body = instructions
+    else:
+        labels = (("domain", "Domain"), ("reason_for_call", "Reason for call"), ("known_info", "Known info"),
+                  ("unknown_info", "Unknown info"), ("task_instructions", "Task instructions"))  # fmt: skip
+        body = "\n".join(f"{label}:\n\t{str(instructions[key]).replace(chr(10), chr(10) + chr(9))}" for key, label in labels if instructions.get(key))
+    persona = scenario.get("persona")
+    return f"Persona:\n\t{persona}\nInstructions:\n{body}" if persona else f"Instructions:\n{body}"
