@@ -41,6 +41,7 @@ BFCL_CATEGORIES = [
 
 BUILTIN: dict[str, tuple[str, list[str]]] = {
     "ToolWorld": ("envsched_gym.adapters.toolworld:ToolWorldAdapter", ["envsched/ToolWorld-v0"]),
+    "Tau": ("envsched_gym.adapters.tau:TauAdapter", ["envsched/Tau-retail-v0", "envsched/Tau-airline-v0"]),
 }
 
 _FAMILIES: dict[str, Family] = {}
