@@ -42,6 +42,8 @@ BFCL_CATEGORIES = [
 BUILTIN: dict[str, tuple[str, list[str]]] = {
     "ToolWorld": ("envsched_gym.adapters.toolworld:ToolWorldAdapter", ["envsched/ToolWorld-v0"]),
     "Tau": ("envsched_gym.adapters.tau:TauAdapter", ["envsched/Tau-retail-v0", "envsched/Tau-airline-v0"]),
+    "BFCL": ("envsched_gym.adapters.bfcl:BFCLAdapter", [f"envsched/BFCL-{c}-v0" for c in BFCL_CATEGORIES]),
+    "ACE": ("envsched_gym.adapters.acebench:ACEBenchAdapter", [f"envsched/ACE-{g}-v0" for g in ("normal", "special", "agent")]),
 }
 
 _FAMILIES: dict[str, Family] = {}

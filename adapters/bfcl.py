@@ -1,0 +1,230 @@
+"""BFCL-v3 (from the ``bfcl-eval`` 2026.3.23 data) as 17 gymnasium environments.
+
+Every v3 category is registered as ``envsched/BFCL-<category>-v0`` and scored by BFCL's own
+rules (see ``docs/bfcl.md``):
+
+* single-turn categories (``simple_*``, ``multiple``, ``parallel*``, ``live_*``) are
+  ``single_response`` environments: the first assistant message is decoded (any wire format)
+  and checked with the AST rules, or for (ir)relevance by the presence of calls;
+* multi-turn categories run BFCL's executable backends turn by turn, with the held-out
+  functions of ``miss_func`` added at their turn and ``miss_param``'s clarification turn.
+
+Task ids are BFCL's ids. Split: ``test`` when the first 8 hex digits of SHA-256(``id``) mod 100
+are below 20, else ``train`` (about 80/20, stable across runs and machines).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from envsched_gym.adapter import Adapter
+from envsched_gym.declarations import AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolSpec, VerifierConfig
+from envsched_gym.envs.bfcl.backends import BACKEND_MODULES, BackendSetup, BFCLWorld, backend_class
+from envsched_gym.envs.bfcl.data import (
+    CATEGORIES, FUNC_DOC_FILES, MULTI_TURN, find_data_dir, load_entries, load_func_docs, load_ground_truth,
+)  # fmt: skip
+from envsched_gym.envs.bfcl.gold import canonical_call, parse_gold_call
+from envsched_gym.envs.bfcl.schema import language_of, to_tool_spec
+from envsched_gym.envs.bfcl.verifiers import MultiTurnVerifier, SingleTurnVerifier
+from envsched_gym.users import ScriptedTurns, UserSimulator
+from envsched_gym.verifier import Verifier
+from envsched_gym.world import World
+
+TEST_PERCENT = 20
+MAX_STEPS_PER_TURN = 20
+ADDED_FUNCTIONS_MESSAGE = "I have updated some more functions you can choose from. What about now?"
+"""BFCL's user message for the turn that adds held-out functions (its FC-mode prompt)."""
+SINGLE_TURN_PROMPT = (
+    "You are an expert in composing functions. Call the provided functions when they achieve the user's purpose "
+    "(several at once if needed); if none of them applies, say so without calling any."
+)
+MULTI_TURN_PROMPT = (
+    "You are an expert in composing functions. Complete each user request with the provided functions, one or more "
+    "calls per step; when the request is done (or cannot be done), reply in plain text to end the turn."
+)
+READ_ONLY_PREFIXES = (
+    "get", "list", "ls", "pwd", "cat", "find", "grep", "du", "wc", "diff", "tail", "head", "search", "view",
+    "display", "check", "estimate", "retrieve", "compute", "verify", "fill", "filter", "absolute", "add", "divide",
+    "imperial", "logarithm", "max", "mean", "min", "multiply", "percentage", "power", "round", "si_unit",
+    "square", "standard", "subtract", "sum", "trading_get", "calculate", "gallon", "liter", "message_get",
+)  # fmt: skip
+"""Tool-name prefixes of backend methods that do not change state (for the read/write declaration)."""
+
+
+def split_of(task_id: str) -> str:
+    """``test`` for about 20% of ids (by SHA-256), else ``train``."""
+    return "test" if int(hashlib.sha256(task_id.encode()).hexdigest()[:8], 16) % 100 < TEST_PERCENT else "train"
+
+
+def _kind(category: str) -> str:
+    if category in MULTI_TURN:
+        return "bfcl_multi_turn"
+    if "irrelevance" in category:
+        return "bfcl_irrelevance"
+    return "bfcl_relevance" if category == "live_relevance" else "bfcl_ast"
+
+
+class BFCLAdapter(Adapter):
+    """The 17 BFCL-v3 categories.
+
+    Args:
+        data_dir: BFCL data directory (or a benchmark root); default: see
+            :func:`envsched_gym.envs.bfcl.data.find_data_dir`.
+        categories: Categories to serve (default: all 17).
+    """
+
+    family = "BFCL"
+
+    def __init__(self, data_dir: str | os.PathLike[str] | None = None, categories: Iterable[str] | None = None) -> None:
+        self.data_dir = find_data_dir(data_dir)
+        self.categories = list(categories or CATEGORIES)
+        unknown = sorted(set(self.categories) - set(CATEGORIES))
+        if unknown:
+            raise ValueError(f"unknown BFCL categories {unknown}; choose from {list(CATEGORIES)}")
+        self._tasks: dict[str, list[TaskSpec]] = {}
+        self._class_tools: dict[str, list[ToolSpec]] = {}
+        self._setups: dict[str, tuple[BackendSetup, dict[str, str]]] = {}
+
+    def with_options(self, **options: Any) -> BFCLAdapter:
+        return BFCLAdapter(**{"data_dir": self.data_dir, "categories": self.categories, **options})
+
+    # ------------------------------------------------------------ declarations
+    def env_specs(self) -> list[EnvSpec]:
+        return [self._env_spec(c) for c in self.categories]
+
+    def _env_spec(self, category: str) -> EnvSpec:
+        common = {"env_id": f"BFCL/{category}", "family": self.family, "gym_id": f"envsched/BFCL-{category}-v0"}
+        if category not in MULTI_TURN:
+            return EnvSpec(**common, verifier_kind=_kind(category), interaction="single_response", max_steps=1, system_prompt=SINGLE_TURN_PROMPT)
+        most_turns = max(len(t.user_turns) for t in self._category_tasks(category))
+        return EnvSpec(
+            **common,
+            tools=[t for name in FUNC_DOC_FILES for t in self.class_tools(name)],
+            state_components=[
+                StateComponent(name, f"bfcl_eval backend {BACKEND_MODULES[name]}.{name}, loaded from the task's initial_config[{name!r}]")
+                for name in FUNC_DOC_FILES
+            ],
+            verifier_kind="bfcl_multi_turn",
+            max_steps=MAX_STEPS_PER_TURN * most_turns,
+            max_steps_per_turn=MAX_STEPS_PER_TURN,
+            system_prompt=MULTI_TURN_PROMPT,
+        )
+
+    def class_tools(self, class_name: str) -> list[ToolSpec]:
+        """The tools of one backend class (cached, so the list object is stable)."""
+        if class_name not in self._class_tools:
+            docs = load_func_docs(class_name, self.data_dir)
+            self._class_tools[class_name] = [to_tool_spec(d, write=not d["name"].startswith(READ_ONLY_PREFIXES)) for d in docs]
+        return self._class_tools[class_name]
+
+    # ------------------------------------------------------------------- tasks
+    def tasks(self, split: str = "all") -> Iterable[TaskSpec]:
+        for category in self.categories:
+            yield from (t for t in self._category_tasks(category) if split in ("all", t.split))
+
+    def _category_tasks(self, category: str) -> list[TaskSpec]:
+        if category not in self._tasks:
+            build = self._multi_turn_task if category in MULTI_TURN else self._single_turn_task
+            truths = load_ground_truth(category, self.data_dir)
+            self._tasks[category] = [build(e, truths.get(e["id"]), category) for e in load_entries(category, self.data_dir)]
+        return self._tasks[category]
+
+    def _single_turn_task(self, entry: dict[str, Any], truth: list[dict[str, Any]] | None, category: str) -> TaskSpec:
+        language = language_of(category)
+        messages = entry["question"][0]
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        dialogue = [m for m in messages if m["role"] != "system"]
+        instruction = dialogue[0]["content"] if len(dialogue) == 1 else "\n".join(f"{m['role']}: {m['content']}" for m in dialogue)
+        kind = _kind(category)
+        docs = {f["name"]: f for f in entry["function"]}
+        if truth is not None:
+            calls = [canonical_call(g, docs[next(iter(g))]["parameters"].get("properties", {}), language) for g in truth]
+            solution = [AssistantTurn(tool_calls=calls)]
+        else:
+            solution = [AssistantTurn(content="None of the provided functions applies.")] if kind == "bfcl_irrelevance" else None
+        return TaskSpec(
+            task_id=entry["id"],
+            env_id=f"BFCL/{category}",
+            instruction=instruction,
+            user_turns=[instruction],
+            solution=solution,
+            verifier=VerifierConfig(kind, {"functions": entry["function"], "ground_truth": truth, "category": category}),
+            split=split_of(entry["id"]),
+            tools=[to_tool_spec(f, language) for f in entry["function"]],
+            metadata={"category": category, "language": language, **({"system_prompt": system} if system else {})},
+        )
+
+    def _multi_turn_task(self, entry: dict[str, Any], truth: list[list[str]] | None, category: str) -> TaskSpec:
+        missed = entry.get("missed_function", {})
+        user_turns = [
+            "\n".join(m["content"] for m in turn) if turn else (ADDED_FUNCTIONS_MESSAGE if str(i) in missed else "")
+            for i, turn in enumerate(entry["question"])
+        ]
+        owners = _owners(entry["involved_classes"])
+        solution = []
+        for gold in truth or []:
+            if gold:
+                solution.append(AssistantTurn(tool_calls=[parse_gold_call(text, owners) for text in gold]))
+            solution.append(AssistantTurn(content="Done." if gold else "I need more information to do that."))
+        return TaskSpec(
+            task_id=entry["id"],
+            env_id=f"BFCL/{category}",
+            instruction=user_turns[0],
+            user_turns=user_turns,
+            initial_state=entry.get("initial_config", {}),
+            solution=solution,
+            verifier=VerifierConfig("bfcl_multi_turn", {"ground_truth": truth, "category": category}),
+            split=split_of(entry["id"]),
+            metadata={
+                "category": category,
+                "involved_classes": entry["involved_classes"],
+                "missed_function": missed,
+                "long_context": "long_context" in category,
+                "path": entry.get("path", []),
+            },
+        )
+
+    # ---------------------------------------------------------------- episodes
+    def _setup(self, task: TaskSpec) -> tuple[BackendSetup, dict[str, str]]:
+        """The task's backend setup and method owners (cached: tool lists stay the same objects)."""
+        if task.task_id not in self._setups:
+            classes = task.metadata["involved_classes"]
+            held = {int(turn): set(names) for turn, names in task.metadata["missed_function"].items()}
+            held_names = set().union(*held.values()) if held else set()
+            every = [t for c in classes for t in self.class_tools(c)]
+            setup = BackendSetup(
+                classes=classes,
+                initial_config=task.initial_state or {},
+                long_context=task.metadata["long_context"],
+                tools=[t for t in every if t.name not in held_names],
+                added_tools={turn: [t for t in every if t.name in names] for turn, names in held.items()},
+            )
+            self._setups[task.task_id] = (setup, _owners(classes))
+        return self._setups[task.task_id]
+
+    def make_world(self, task: TaskSpec) -> World:
+        if task.verifier.kind != "bfcl_multi_turn":
+            return World()
+        return BFCLWorld(self._setup(task)[0])
+
+    def make_verifier(self, task: TaskSpec) -> Verifier:
+        if task.verifier.kind != "bfcl_multi_turn":
+            return SingleTurnVerifier(task)
+        setup, owners = self._setup(task)
+        return MultiTurnVerifier(task, setup, owners)
+
+    def make_user(self, task: TaskSpec) -> UserSimulator:
+        return ScriptedTurns()
+
+
+def _owners(classes: list[str]) -> dict[str, str]:
+    """``{method: class}`` as BFCL routes calls: the last involved class having the method."""
+    owners: dict[str, str] = {}
+    for name in classes:
+        for method in dir(backend_class(name)):
+            if not method.startswith("_") and callable(getattr(backend_class(name), method)):
+                owners[method] = name
+    return owners
