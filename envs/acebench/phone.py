@@ -1,0 +1,418 @@
+"""ACEBench's phone-platform scenario classes: device (wifi, login), messages, reminders, food.
+
+Behaviour and return values follow ACEBench's ``scenariosen/phone_platform`` classes. The
+classes carry no data: their state (users, inbox, merchants, ...) is loaded from the extracted
+initial states of the task's language (see :mod:`envsched_gym.envs.acebench.dataset`), so the
+same code serves English and Chinese tasks. Message and reminder ids are ``int`` keys, as in
+the original; :meth:`Scenario.saved_state` writes them as strings, as the ground truth does.
+
+Failures are returned as ``{"status": False, "message": ...}`` dicts exactly where the
+original returns them; where the original would raise (for example a message sent during
+the episode has no ``time``), a :class:`~envsched_gym.ToolError` is raised instead.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime
+from typing import Any, ClassVar
+
+from envsched_gym import ToolError, World, tool
+
+Result = dict[str, Any]
+
+
+class Scenario(World):
+    """Base of the ACEBench scenario classes.
+
+    Attributes:
+        saved_attributes: Attributes the ACEBench harness saves as the end state
+            (``SAVED_CLASS`` in its inference code); the end-state check compares these.
+    """
+
+    saved_attributes: ClassVar[tuple[str, ...]] = ()
+    int_key_attributes: ClassVar[tuple[str, ...]] = ()
+
+    def load_initial(self, state: dict[str, Any]) -> None:
+        """Set the attributes ``__init__`` sets in ACEBench (from the extracted initial state)."""
+        for key, value in copy.deepcopy(state).items():
+            if key in self.int_key_attributes:
+                value = {int(k): v for k, v in value.items()}
+            setattr(self, key, value)
+
+    def load_scenario(self, config: dict[str, Any]) -> None:
+        """ACEBench's ``_load_scenario``: only wifi and login (FoodPlatform also resets logins)."""
+
+    def saved_state(self) -> dict[str, Any]:
+        """The saved attributes as JSON data (int dict keys become strings)."""
+        out: dict[str, Any] = {}
+        for key in self.saved_attributes:
+            if hasattr(self, key):
+                value = getattr(self, key)
+                if key in self.int_key_attributes:
+                    value = {str(k): v for k, v in value.items()}
+                out[key] = copy.deepcopy(value)
+        return out
+
+
+def _fail(message: str) -> Result:
+    return {"status": False, "message": message}
+
+
+class BaseApi(Scenario):
+    """The phone: Wi-Fi and device login, shared by every phone-platform app."""
+
+    saved_attributes = ("wifi", "logged_in")
+
+    def __init__(self) -> None:
+        self.wifi = False
+        self.logged_in = True
+
+    def load_scenario(self, config: dict[str, Any]) -> None:
+        self.wifi = config.get("wifi", False)
+        self.logged_in = config.get("logged_in", True)
+
+    @tool(write=True)
+    def turn_on_wifi(self) -> Result:
+        """Turn on WiFi connection."""
+        self.wifi = True
+        return {"status": True, "message": "Wi-Fi has been turned on"}
+
+    @tool(write=True)
+    def login_device(self) -> Result:
+        """Log in to the device."""
+        self.logged_in = True
+        return {"status": True, "message": "Device has been logged in"}
+
+
+class MessageApi(BaseApi):
+    """Text messages between the six users of the scenario."""
+
+    saved_attributes = ("inbox",)
+    int_key_attributes = ("inbox",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.max_capacity = 6
+        self.user_list: dict[str, dict[str, Any]] = {}
+        self.inbox: dict[int, dict[str, Any]] = {}
+        self.message_id_counter = 0
+
+    @tool(write=True)
+    def send_message(self, sender_name: str, receiver_name: str, message: str) -> Result:
+        """Send a message from one user to another.
+
+        Args:
+            sender_name: The name of the user sending the message.
+            receiver_name: The name of the user receiving the message.
+            message: The content of the message to be sent.
+        """
+        if not self.logged_in:
+            return _fail("Device not logged in, unable to send message")
+        if not self.wifi:
+            return _fail("Wi-Fi is turned off, cannot send messages at this time")
+        if len(self.inbox) >= self.max_capacity:
+            return _fail("Inbox capacity is full. You need to ask the user which message to delete.")
+        if sender_name not in self.user_list or receiver_name not in self.user_list:
+            return _fail("Sender or receiver does not exist")
+        self.message_id_counter += 1
+        self.inbox[self.message_id_counter] = {
+            "sender_id": self.user_list[sender_name]["user_id"],
+            "receiver_id": self.user_list[receiver_name]["user_id"],
+            "message": message,
+        }
+        return {"status": True, "message": f"Message successfully sent to {receiver_name}."}
+
+    @tool(write=True)
+    def delete_message(self, message_id: int) -> Result:
+        """Delete a message based on its message ID.
+
+        Args:
+            message_id: The ID of the message to be deleted.
+        """
+        if not self.logged_in:
+            return _fail("Device not logged in, unable to delete message")
+        if message_id not in self.inbox:
+            return _fail("Message ID does not exist")
+        del self.inbox[message_id]
+        return {"status": True, "message": f"Message ID {message_id} has been successfully deleted."}
+
+    @tool
+    def view_messages_between_users(self, sender_name: str, receiver_name: str) -> Result:
+        """Get all the messages sent from one user to another.
+
+        Args:
+            sender_name: The name of the user sending the messages.
+            receiver_name: The name of the user receiving the messages.
+        """
+        if not self.logged_in:
+            return _fail("Device not logged in, unable to view message information")
+        if sender_name not in self.user_list:
+            return _fail("Sender does not exist")
+        if receiver_name not in self.user_list:
+            return _fail("Receiver does not exist")
+        sender_id, receiver_id = self.user_list[sender_name]["user_id"], self.user_list[receiver_name]["user_id"]
+        found = [
+            {"id": i, "sender": sender_name, "receiver": receiver_name, "message": m["message"]}
+            for i, m in self.inbox.items()
+            if m["sender_id"] == sender_id and m["receiver_id"] == receiver_id
+        ]
+        return {"status": True, "messages": found} if found else _fail("No related message records found")
+
+    @tool
+    def search_messages(self, user_name: str, keyword: str) -> Result:
+        """Search for messages from a specific user that contain a particular keyword.
+
+        Args:
+            user_name: The name of the user whose messages are being searched.
+            keyword: The keyword to search for within the messages.
+        """
+        if user_name not in self.user_list:
+            return _fail("User does not exist")
+        user_id = self.user_list[user_name]["user_id"]
+        found = [
+            {"id": i, "sender_id": m["sender_id"], "receiver_id": m["receiver_id"], "message": m["message"]}
+            for i, m in self.inbox.items()
+            if user_id in (m["sender_id"], m["receiver_id"]) and keyword.lower() in m["message"].lower()
+        ]
+        return {"status": True, "messages": found} if found else _fail("No messages found containing the keyword")
+
+    @tool
+    def get_all_message_times_with_ids(self) -> dict[Any, Any]:
+        """Get the times of all messages along with their message IDs."""
+        if not self.logged_in:
+            return _fail("Device not logged in, unable to retrieve all message times and their corresponding message IDs.")
+        return {i: self._time_of(i) for i in self.inbox}
+
+    @tool
+    def get_latest_message_id(self) -> Result:
+        """Get the ID of the most recently sent message."""
+        return self._extreme_message("latest", max)
+
+    @tool
+    def get_earliest_message_id(self) -> Result:
+        """Get the ID of the earliest sent message."""
+        return self._extreme_message("earliest", min)
+
+    def _extreme_message(self, which: str, pick: Any) -> Result:
+        if not self.logged_in:
+            return _fail(f"Device not logged in, unable to retrieve the {which} sent message ID.")
+        if not self.inbox:
+            return _fail("No message records found")
+        times = {i: datetime.strptime(self._time_of(i), "%Y-%m-%d") for i in self.inbox}
+        best = pick(times, key=times.__getitem__)  # ties keep the first id, as the original's strict comparison
+        return {"status": True, "message": f"The {which} message ID is {best}", "message_id": best}
+
+    def _time_of(self, message_id: int) -> str:
+        time = self.inbox[message_id].get("time")
+        if time is None:
+            raise ToolError(f"message {message_id} has no time (messages sent during the episode carry none)")
+        return str(time)
+
+
+class ReminderApi(BaseApi):
+    """Reminders with a fixed capacity (ACEBench's ``ReminderApi``)."""
+
+    saved_attributes = ("reminder_list",)
+    int_key_attributes = ("reminder_list",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.max_capacity = 6
+        self.reminder_list: dict[int, dict[str, Any]] = {}
+        self.reminder_id_counter = 0
+
+    @tool
+    def view_reminder_by_title(self, title: str) -> Result:
+        """View a specific reminder by its title.
+
+        Args:
+            title: The title of the reminder.
+        """
+        if not self.logged_in:
+            return _fail("The device is not logged in, so you cannot view notifications")
+        for reminder in self.reminder_list.values():
+            if reminder["title"] == title:
+                return {"status": True, "reminder": reminder}
+        return _fail(f"No reminder found with the title '{title}'.")
+
+    @tool(write=True)
+    def add_reminder(self, title: str, description: str, time: str) -> Result:
+        """Add a new reminder.
+
+        Args:
+            title: The title of the reminder.
+            description: The description of the reminder.
+            time: The time of the reminder, in the format YYYY-MM-DD HH:MM.
+        """
+        if not self.logged_in:
+            return _fail("Device not logged in. Unable to add a new reminder.")
+        if len(self.reminder_list) >= self.max_capacity:
+            return _fail("Reminder capacity is full. Unable to add a new reminder.")
+        self.reminder_id_counter += 1
+        rid = self.reminder_id_counter
+        self.reminder_list[rid] = {"reminder_id": rid, "title": title, "description": description, "time": time, "notified": False}
+        return {"status": True, "message": f"Reminder '{title}' was successfully added."}
+
+    @tool(write=True)
+    def delete_reminder(self, reminder_id: int) -> Result:
+        """Delete the specified reminder.
+
+        Args:
+            reminder_id: The ID of the reminder to delete.
+        """
+        if not self.logged_in:
+            return _fail("Device not logged in. Unable to delete the specified reminder.")
+        if reminder_id not in self.reminder_list:
+            return _fail("Reminder ID does not exist.")
+        del self.reminder_list[reminder_id]
+        return {"status": True, "message": f"Reminder ID {reminder_id} was successfully deleted."}
+
+    @tool
+    def view_all_reminders(self) -> Result:
+        """View all reminders."""
+        if not self.reminder_list:
+            return _fail("No reminders found.")
+        keys = ("title", "description", "time", "notified")
+        return {"status": True, "reminders": [{k: r[k] for k in keys} for r in self.reminder_list.values()]}
+
+    @tool
+    def search_reminders(self, keyword: str) -> Result:
+        """Search reminders whose title or description contains a keyword.
+
+        Args:
+            keyword: The keyword to search for.
+        """
+        if not self.logged_in:
+            return _fail("Device not logged in. Unable to search reminders.")
+        found = [r for r in self.reminder_list.values() if keyword.lower() in f"{r['title']} {r['description']}".lower()]
+        return {"status": True, "reminders": found} if found else _fail("No reminders found containing the keyword.")
+
+    @tool(write=True)
+    def mark_as_notified(self, reminder_id: int) -> Result:
+        """Mark a reminder as notified.
+
+        Args:
+            reminder_id: The ID of the reminder.
+        """
+        if not self.logged_in:
+            return _fail("Device not logged in. Unable to mark the reminder as notified.")
+        if reminder_id not in self.reminder_list:
+            return _fail("Reminder ID does not exist.")
+        self.reminder_list[reminder_id]["notified"] = True
+        return {"status": True, "message": f"Reminder ID {reminder_id} has been marked as notified."}
+
+
+class FoodPlatform(BaseApi):
+    """A food-delivery platform with its own logins and user balances."""
+
+    saved_attributes = ("users", "logged_in_users", "orders")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.users: dict[str, dict[str, Any]] = {}
+        self.merchant_list: dict[str, dict[str, Any]] = {}
+        self.logged_in_users: list[str] = []
+        self.orders: list[dict[str, Any]] = []
+
+    def load_scenario(self, config: dict[str, Any]) -> None:
+        super().load_scenario(config)
+        self.logged_in_users = list(config.get("logged_in_users", []))
+
+    @tool(write=True)
+    def login_food_platform(self, username: str, password: str) -> Result:
+        """Log in to the food platform.
+
+        Args:
+            username: The username.
+            password: The password.
+        """
+        if not self.wifi:
+            return _fail("Wi-Fi is not enabled, unable to login")
+        if username not in self.users:
+            return _fail("User does not exist")
+        if self.users[username]["password"] != password:
+            return _fail("Incorrect password")
+        if username in self.logged_in_users:
+            return _fail(f"{username} is already logged in")
+        self.logged_in_users.append(username)
+        return {"status": True, "message": f"User {username} has successfully logged in!"}
+
+    @tool
+    def view_logged_in_users(self) -> Result:
+        """View all users currently logged in to the food platform."""
+        if not self.logged_in_users:
+            return _fail("No users are currently logged in to the food platform")
+        return {"status": True, "logged_in_users": self.logged_in_users}
+
+    @tool
+    def check_balance(self, user_name: str) -> float:
+        """Check the balance of a user (0.0 for an unknown user, as in the original).
+
+        Args:
+            user_name: The user's name.
+        """
+        return float(self.users[user_name]["balance"]) if user_name in self.users else 0.0
+
+    @tool(write=True)
+    def add_food_delivery_order(self, username: str, merchant_name: str, items: list[dict[str, Any]]) -> Result:
+        """Place a food delivery order for a logged-in user.
+
+        Args:
+            username: The user placing the order.
+            merchant_name: The merchant's name.
+            items: Items, each ``{"product": name, "quantity": n}``.
+        """
+        if username not in self.logged_in_users:
+            return _fail(f"User {username} is not logged in to the food platform")
+        if merchant_name not in self.merchant_list:
+            return _fail("Merchant does not exist")
+        menu = {p["product"]: p["price"] for p in self.merchant_list[merchant_name]["menu"]}
+        total, lines = 0.0, []
+        for item in items:
+            product, quantity = item.get("product"), item.get("quantity", 1)
+            if not isinstance(quantity, int) or isinstance(quantity, bool) or quantity <= 0:
+                return _fail(f"Invalid quantity {quantity} for product {product}")
+            if product not in menu:
+                return _fail(f"Product {product} does not exist in {merchant_name}'s menu")
+            total += menu[product] * quantity
+            lines.append({"product": product, "quantity": quantity, "price_per_unit": menu[product]})
+        if total > self.users[username]["balance"]:
+            return _fail("Insufficient balance to place the order")
+        self.users[username]["balance"] -= total
+        self.orders.append({"user_name": username, "merchant_name": merchant_name, "items": lines, "total_price": total})
+        return {"status": True, "message": f"Food delivery order successfully placed with {merchant_name}. Total amount: {total} yuan"}
+
+    @tool
+    def get_products(self, merchant_name: str) -> Any:
+        """Get the menu of a merchant.
+
+        Args:
+            merchant_name: The merchant's name.
+        """
+        merchant = self.merchant_list.get(merchant_name)
+        return merchant["menu"] if merchant else _fail(f"Merchant '{merchant_name}' does not exist")
+
+    @tool
+    def view_orders(self, user_name: str) -> Result:
+        """View all orders of a user.
+
+        Args:
+            user_name: The user's name.
+        """
+        found = [o for o in self.orders if o["user_name"] == user_name]
+        return {"status": True, "orders": found} if found else _fail("User has no order records")
+
+    @tool
+    def search_orders(self, keyword: str) -> Result:
+        """Search orders by merchant or product keyword.
+
+        Args:
+            keyword: The keyword.
+        """
+        key = keyword.lower()
+        found = [
+            o for o in self.orders
+            if key in o["merchant_name"].lower() or any(key in i["product"].lower() for i in o.get("items", []))
+        ]  # fmt: skip
+        return {"status": True, "orders": found} if found else _fail("No matching orders found")
