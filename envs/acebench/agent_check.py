@@ -10,9 +10,11 @@ process accuracy is the fraction found (the best alternative where a task lists 
 saved state and fails; ground-truth classes whose name is not an involved class
 (``ReminderAPI``, ``BaseAPI``, ``Reminderpi``) are skipped; a saved attribute missing from the
 ground truth fails; dict-valued attributes are compared only on the ground truth's keys (an
-extra message or reminder goes unnoticed); milestones are compared as exact strings.
+extra message or reminder goes unnoticed); milestones are compared as exact strings, and a
+milestone that is not found ends the search.
 ``strict`` mode resolves misspelled class names case-insensitively, compares every
-ground-truth attribute exactly, and compares milestones as parsed calls.
+ground-truth attribute exactly, compares milestones as parsed calls, and keeps searching
+after a milestone that is not found.
 """
 
 from __future__ import annotations
@@ -161,13 +163,18 @@ def process_accuracy(messages: list[list[ToolCall]], mile_stone: list[Any], mode
 
 
 def _in_order(messages: list[list[ToolCall]], stones: list[str], mode: str) -> int:
+    """Milestones found in order. Faithful: a milestone that is not found uses up the rest of the
+    messages (the original's scan does not rewind), so no later milestone counts; strict rewinds."""
     found, position = 0, 0
     for stone in stones:
+        start = position
         while position < len(messages):
             position += 1
             if _same(messages[position - 1], stone, mode):
                 found += 1
                 break
+        else:
+            position = start if mode == "strict" else position
     return found
 
 
