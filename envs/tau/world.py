@@ -14,15 +14,20 @@ from envsched_gym.envs.tau.db import BaseDB, Record, TauDB
 _ALLOWED_CHARS = frozenset("0123456789+-*/(). ")
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow,
 }  # fmt: skip
+MAX_EXPONENT = 64
 _UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 
 
 def arithmetic(expression: str) -> float:
-    """Value of an expression of numbers, ``+ - * /`` and parentheses, read with :mod:`ast`.
+    """Value of an arithmetic expression (τ2's characters: digits, ``+ - * / ( ) .``), read with :mod:`ast`.
+
+    τ2 evaluates the string with Python; here it is parsed, never executed, so ``**`` and
+    ``//`` work as in Python while anything but arithmetic is refused.
 
     Raises:
-        ToolError: Other characters or syntax, or a division by zero.
+        ToolError: Other characters or syntax, a division by zero, or an overflow.
     """
     if not all(char in _ALLOWED_CHARS for char in expression):
         raise ToolError("Invalid characters in expression")
@@ -33,16 +38,21 @@ def arithmetic(expression: str) -> float:
         raise ToolError(f"invalid syntax in expression: {exc.msg}") from None
     except ZeroDivisionError:
         raise ToolError("division by zero") from None
+    except OverflowError:
+        raise ToolError("result too large") from None
 
 
 def _evaluate(node: ast.AST) -> Any:
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
         return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        return _BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
+            raise ToolError(f"exponent {right} is too large (at most {MAX_EXPONENT})")
+        return _BINARY[type(node.op)](left, right)
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_evaluate(node.operand))
-    raise SyntaxError("only numbers, + - * / and parentheses are allowed")
+    raise SyntaxError("only numbers, arithmetic operators and parentheses are allowed")
 
 
 def fold(text: str) -> str:
