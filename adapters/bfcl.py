@@ -20,6 +20,8 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from envsched_gym.adapter import Adapter
 from envsched_gym.declarations import AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolSpec, VerifierConfig
 from envsched_gym.envs.bfcl.backends import BACKEND_MODULES, BackendSetup, BFCLWorld, backend_class
@@ -27,7 +29,7 @@ from envsched_gym.envs.bfcl.data import (
     CATEGORIES, FUNC_DOC_FILES, MULTI_TURN, find_data_dir, load_entries, load_func_docs, load_ground_truth,
 )  # fmt: skip
 from envsched_gym.envs.bfcl.gold import canonical_call, parse_gold_call
-from envsched_gym.envs.bfcl.schema import language_of, to_tool_spec
+from envsched_gym.envs.bfcl.schema import json_type, language_of, to_tool_spec
 from envsched_gym.envs.bfcl.verifiers import MultiTurnVerifier, SingleTurnVerifier
 from envsched_gym.users import ScriptedTurns, UserSimulator
 from envsched_gym.verifier import Verifier
@@ -87,6 +89,7 @@ class BFCLAdapter(Adapter):
         self._tasks: dict[str, list[TaskSpec]] = {}
         self._class_tools: dict[str, list[ToolSpec]] = {}
         self._setups: dict[str, tuple[BackendSetup, dict[str, str]]] = {}
+        self._mismatched: dict[str, dict[str, set[str]]] | None = None
 
     def with_options(self, **options: Any) -> BFCLAdapter:
         return BFCLAdapter(**{"data_dir": self.data_dir, "categories": self.categories, **options})
@@ -114,11 +117,36 @@ class BFCLAdapter(Adapter):
         )
 
     def class_tools(self, class_name: str) -> list[ToolSpec]:
-        """The tools of one backend class (cached, so the list object is stable)."""
+        """The tools of one backend class (cached, so the list object is stable).
+
+        BFCL does not type-check multi-turn calls, and a few gold calls pass values of another
+        type than the doc declares (``close_ticket(ticket_id='ticket_001')`` for an integer);
+        such parameters also accept the gold value's type, so the gold solution is valid here.
+        """
         if class_name not in self._class_tools:
-            docs = load_func_docs(class_name, self.data_dir)
-            self._class_tools[class_name] = [to_tool_spec(d, write=not d["name"].startswith(READ_ONLY_PREFIXES)) for d in docs]
+            tools = [to_tool_spec(d, write=not d["name"].startswith(READ_ONLY_PREFIXES)) for d in load_func_docs(class_name, self.data_dir)]
+            for tool in tools:
+                for param, extra in self._gold_types().get(tool.name, {}).items():
+                    prop = tool.parameters["properties"].get(param)
+                    if prop is not None and "type" in prop:
+                        prop["type"] = sorted({prop["type"], *extra})
+            self._class_tools[class_name] = tools
         return self._class_tools[class_name]
+
+    def _gold_types(self) -> dict[str, dict[str, set[str]]]:
+        """``{tool: {param: JSON types}}`` of multi-turn gold values that the declared type rejects."""
+        if self._mismatched is None:
+            self._mismatched = {}
+            docs = {d["name"]: d for c in FUNC_DOC_FILES for d in load_func_docs(c, self.data_dir)}
+            owners = _owners(list(FUNC_DOC_FILES))
+            for category in MULTI_TURN:
+                for turns in load_ground_truth(category, self.data_dir).values():
+                    for call in (parse_gold_call(text, owners) for turn in turns for text in turn):
+                        props = to_tool_spec(docs[call.name]).parameters["properties"] if call.name in docs else {}
+                        for param, value in call.arguments.items():
+                            if param in props and not Draft202012Validator(props[param]).is_valid(value):
+                                self._mismatched.setdefault(call.name, {}).setdefault(param, set()).add(json_type(value))
+        return self._mismatched
 
     # ------------------------------------------------------------------- tasks
     def tasks(self, split: str = "all") -> Iterable[TaskSpec]:

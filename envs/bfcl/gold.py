@@ -40,7 +40,10 @@ def parse_gold_call(text: str, owners: dict[str, str]) -> ToolCall:
 
 
 def canonical_call(gold: dict[str, Any], params: dict[str, Any], language: Language) -> ToolCall:
-    """The first accepted value of every non-optional-only parameter of one answer entry.
+    """The first accepted value of each parameter of one answer entry.
+
+    Parameters that may be left out and are either only optional or not declared by the
+    function doc (a few answers list undeclared optional parameters) are left out.
 
     Args:
         gold: ``{function: {param: [accepted values]}}``.
@@ -51,7 +54,7 @@ def canonical_call(gold: dict[str, Any], params: dict[str, Any], language: Langu
     arguments: dict[str, Any] = {}
     for param, values in accepted.items():
         chosen = next((v for v in values if v != ""), None)
-        if chosen is None:
+        if chosen is None or (param not in params and "" in values):
             continue
         schema = params.get(param, {})
         value = _canonical_value(chosen, schema)

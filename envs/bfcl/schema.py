@@ -78,6 +78,14 @@ def convert_schema(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def json_type(value: Any) -> str:
+    """The JSON schema type name of a JSON value."""
+    for kind, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    return "null"
+
+
 def _stringify_parameters(params: dict[str, Any], language: Language) -> None:
     """BFCL's Java / JavaScript rewrite: parameters become strings holding literals."""
     name = "Java" if language == "java" else "JavaScript"
