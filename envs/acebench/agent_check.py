@@ -10,7 +10,9 @@ process accuracy is the fraction found (the best alternative where a task lists 
 saved state and fails; ground-truth classes whose name is not an involved class
 (``ReminderAPI``, ``BaseAPI``, ``Reminderpi``) are skipped; a saved attribute missing from the
 ground truth fails; dict-valued attributes are compared only on the ground truth's keys (an
-extra message or reminder goes unnoticed); milestones are compared as exact strings, and a
+extra message or reminder goes unnoticed); milestones are compared as text (the agent's calls
+and the milestone both written in one canonical call syntax, so quoting and spacing do not
+matter but argument order and ``1`` versus ``1.0`` do), and a
 milestone that is not found ends the search.
 ``strict`` mode resolves misspelled class names case-insensitively, compares every
 ground-truth attribute exactly, compares milestones as parsed calls, and keeps searching
@@ -42,7 +44,7 @@ class StateCheck:
 
 # ------------------------------------------------------------------ call text
 def literal(value: Any) -> str:
-    """A value as ACEBench's milestones write it: strings in single quotes, unescaped."""
+    """A value as most ACEBench milestones write it: strings in single quotes, unescaped."""
     if isinstance(value, str):
         return f"'{value}'"
     if isinstance(value, list):
@@ -179,9 +181,9 @@ def _in_order(messages: list[list[ToolCall]], stones: list[str], mode: str) -> i
 
 
 def _same(calls: list[ToolCall], stone: str, mode: str) -> bool:
-    if mode == "faithful":
-        return call_string(calls).strip() == stone.strip()
     parsed = parse_call_string(stone)
+    if mode == "faithful":
+        return call_string(calls) == (call_string(parsed) if parsed is not None else stone.strip())
     if parsed is None or len(parsed) != len(calls):
         return False
     return all(a.name == b.name and values_equal(a.arguments, b.arguments) for a, b in zip(calls, parsed))
