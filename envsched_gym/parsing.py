@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -73,27 +74,41 @@ def parse_tool_calls(
     """
     if not isinstance(text, str):
         return ParseResult(errors=[ParseError("input", f"expected a string, got {type(text).__name__}")])
+    whole = _parse_bare(text, formats, signatures or {})
+    if whole is not None and whole.calls and whole.ok:
+        return whole
     reasoning, body = _split_reasoning(text)
     if "qwen3" in formats and _OPEN in body:
         result = _parse_qwen3(body)
-    elif "openai" in formats and body.lstrip()[:1] in ("{", "[") and (found := _parse_openai(body)) is not None:
-        result = found
-    elif "python" in formats and _PYTHON_START.match(_strip_fence(body)):
-        result = _parse_python(_strip_fence(body), signatures or {})
     else:
-        result = ParseResult(content=body.strip())
+        result = _parse_bare(body, formats, signatures or {}) or ParseResult(content=body.strip())
     result.reasoning = reasoning
     return result
 
 
+def _parse_bare(body: str, formats: tuple[Format, ...], signatures: dict[str, list[str]]) -> ParseResult | None:
+    """OpenAI JSON or python-syntax calls making up the whole message; ``None`` if neither."""
+    if "openai" in formats and body.lstrip()[:1] in ("{", "[") and (found := _parse_openai(body)) is not None:
+        return found
+    if "python" in formats and _PYTHON_START.match(_strip_fence(body)):
+        return _parse_python(_strip_fence(body), signatures)
+    return None
+
+
 def _split_reasoning(text: str) -> tuple[str | None, str]:
-    """Separate ``<think>`` reasoning (also a leading, unopened ``...</think>``) from the reply."""
-    parts = [m.group(1).strip() for m in _THINK.finditer(text)]
-    body = _THINK.sub("", text)
-    if "</think>" in body and "<think>" not in body:
-        head, _, body = body.partition("</think>")
-        parts.insert(0, head.strip())
-    return ("\n".join(parts) if parts else None), body
+    """Separate ``<think>`` reasoning (also a leading, unopened ``...</think>``) from the reply.
+
+    Only text before the first ``<tool_call>`` can be reasoning, so a tag inside a call's
+    JSON string is left alone.
+    """
+    cut = text.find(_OPEN)
+    head, tail = (text, "") if cut < 0 else (text[:cut], text[cut:])
+    parts = [m.group(1).strip() for m in _THINK.finditer(head)]
+    head = _THINK.sub("", head)
+    if "</think>" in head and "<think>" not in head:
+        before, _, head = head.partition("</think>")
+        parts.insert(0, before.strip())
+    return ("\n".join(parts) if parts else None), head + tail
 
 
 def _strip_fence(text: str) -> str:
@@ -195,7 +210,9 @@ def _parse_python(body: str, signatures: dict[str, list[str]]) -> ParseResult:
         result.errors.append(ParseError("python", f"call text longer than {MAX_PYTHON_CHARS} characters"))
         return result
     try:
-        tree = ast.parse(body, mode="eval").body
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(body, mode="eval").body
     except _PARSE_FAILURES as exc:
         result.errors.append(ParseError("python", f"not valid call syntax: {exc}", body[:200]))
         return result
