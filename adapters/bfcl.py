@@ -129,7 +129,7 @@ class BFCLAdapter(Adapter):
                 for param, extra in self._gold_types().get(tool.name, {}).items():
                     prop = tool.parameters["properties"].get(param)
                     if prop is not None and "type" in prop:
-                        prop["type"] = sorted({prop["type"], *extra})
+                        prop["anyOf"] = [{"type": t} for t in sorted({prop.pop("type"), *extra})]
             self._class_tools[class_name] = tools
         return self._class_tools[class_name]
 

@@ -53,11 +53,11 @@ def canonical_call(gold: dict[str, Any], params: dict[str, Any], language: Langu
     name, accepted = next(iter(gold.items()))
     arguments: dict[str, Any] = {}
     for param, values in accepted.items():
-        chosen = next((v for v in values if v != ""), None)
-        if chosen is None or (param not in params and "" in values):
+        options = [v for v in values if v != ""]
+        if not options or (param not in params and "" in values):
             continue
         schema = params.get(param, {})
-        value = _canonical_value(chosen, schema)
+        value = _canonical_value(options[0], schema)
         arguments[param] = value if language == "python" else literal(value, schema, language)
     return ToolCall(name=name, arguments=arguments)
 
@@ -76,10 +76,9 @@ def _canonical_value(value: Any, schema: dict[str, Any]) -> Any:
 def _first_of_each(accepted: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for key, values in accepted.items():
-        options = values if isinstance(values, list) else [values]
-        chosen = next((v for v in options if v != ""), None)
-        if chosen is not None:
-            out[key] = chosen
+        options = [v for v in (values if isinstance(values, list) else [values]) if v != ""]
+        if options:
+            out[key] = options[0]
     return out
 
 
