@@ -79,20 +79,8 @@ def standardize(text: str) -> str:
     return _STRIP_CHARS.sub("", text).lower().replace("'", '"')
 
 
-def strip_whitespace(value: Any) -> Any:
-    """Remove all whitespace inside strings (the original deletes it from the raw output before parsing)."""
-    if isinstance(value, str):
-        return "".join(value.split())
-    if isinstance(value, list):
-        return [strip_whitespace(v) for v in value]
-    if isinstance(value, dict):
-        return {strip_whitespace(k): strip_whitespace(v) for k, v in value.items()}
-    return value
-
-
 def faithful_check(functions: list[dict[str, Any]], output: Calls, gold: dict[str, Any]) -> Check:
-    """The original ``normal_checker`` for one alternative."""
-    output = output
+    """The original ``normal_checker`` for one alternative (see docs/acebench.md for the quirks)."""
     if len(output) != len(gold):
         return _bad("wrong functions number", "The number of functions does not match the answer.")
     keys = list(gold)
