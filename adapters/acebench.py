@@ -98,17 +98,19 @@ class ACEBenchAdapter(Adapter):
 
     def tasks(self, split: str = "all") -> Iterable[TaskSpec]:
         if self._tasks is None:
-            self._tasks = [self._task(e) for lang in self.languages for cat in self.categories for e in D.load_entries(lang, cat, self.data_dir)]
+            self._tasks = [
+                self._task(e) for lang in self.languages for cat in self.categories for e in D.load_entries(lang, cat, self.data_dir)
+            ]
         return [t for t in self._tasks if split == "all" or t.split == split]
 
     def _task(self, entry: D.Entry) -> TaskSpec:
         task_id = f"ace/{entry.language}/{entry.id}"
-        common = dict(
-            task_id=task_id,
-            env_id=env_id(entry.language, entry.category),
-            split="test" if zlib.crc32(task_id.encode()) % TEST_FRACTION == 0 else "train",
-            tools=[tool_spec(f) for f in entry.data["function"]],
-        )
+        common = {
+            "task_id": task_id,
+            "env_id": env_id(entry.language, entry.category),
+            "split": "test" if zlib.crc32(task_id.encode()) % TEST_FRACTION == 0 else "train",
+            "tools": [tool_spec(f) for f in entry.data["function"]],
+        }
         meta = {"language": entry.language, "category": entry.category, "group": entry.group, "source_id": entry.id}
         if entry.group == "agent":
             return self._agent_task(entry, common, meta)
@@ -123,7 +125,9 @@ class ACEBenchAdapter(Adapter):
             instruction=instruction,
             user_turns=[instruction],
             solution=[gold],
-            verifier=VerifierConfig(kind=f"ace_{entry.group}", params={"functions": entry.data["function"], "answer": answer, "category": entry.category}),
+            verifier=VerifierConfig(
+                kind=f"ace_{entry.group}", params={"functions": entry.data["function"], "answer": answer, "category": entry.category}
+            ),
             metadata={**meta, "system_prompt": self._single_system_prompt(entry)},
             **common,
         )
@@ -137,7 +141,9 @@ class ACEBenchAdapter(Adapter):
         if entry.group == "special":
             return self._prompt(f"SYSTEM_PROMPT_FOR_SPECIAL_DATA_{lang}").format(time=data.get("time", ""), function=data["function"])
         if entry.category == "normal_preference":
-            return self._prompt(f"SYSTEM_PROMPT_FOR_PREFERENCE_DATA_{lang}").format(profile=data.get("profile", ""), function=data["function"])
+            return self._prompt(f"SYSTEM_PROMPT_FOR_PREFERENCE_DATA_{lang}").format(
+                profile=data.get("profile", ""), function=data["function"]
+            )
         return self._prompt(f"SYSTEM_PROMPT_FOR_NORMAL_DATA_{lang}").format(time=data.get("time", ""), function=data["function"])
 
     # ---------------------------------------------------------------------- agent
@@ -153,7 +159,9 @@ class ACEBenchAdapter(Adapter):
         task = TaskSpec(
             instruction=first,
             user_turns=[first],
-            verifier=VerifierConfig(kind="ace_agent", params={"ground_truth": entry.answer["ground_truth"], "mile_stone": entry.answer["mile_stone"]}),
+            verifier=VerifierConfig(
+                kind="ace_agent", params={"ground_truth": entry.answer["ground_truth"], "mile_stone": entry.answer["mile_stone"]}
+            ),
             metadata=meta,
             **common,
         )

@@ -91,7 +91,9 @@ def faithful_check(functions: list[dict[str, Any]], output: Calls, gold: dict[st
         if name not in out_count or name not in gold_count:
             return _bad("function_mismatch", f"extra function detected: {name} is not in the ground truth")
         if out_count[name] != gold_count[name]:
-            return _bad("function_mismatch", f"incorrect count for function {name}: [expected: {gold_count[name]}, actual: {out_count[name]}]")
+            return _bad(
+                "function_mismatch", f"incorrect count for function {name}: [expected: {gold_count[name]}, actual: {out_count[name]}]"
+            )
     for key, gold_call in zip(keys, gold_calls):
         description = next((f for f in functions if f["name"] in key), None)  # substring lookup, as the original
         result = _bad("simple_function_checker:unclear", "wrong_function")
@@ -144,7 +146,9 @@ def _check_param(func: str, param: str, value: Any, schema: dict[str, Any], gold
         return _bad("type_error", f"unsupported schema type {type_name!r} for parameter {param}")
     nested = None
     if type_name in NESTED_TYPES:
-        item_type = (schema.get("items") or {}).get("type") or ("string" if "string" in type_name else "enum" if "enum" in type_name else "dict")
+        item_type = (schema.get("items") or {}).get("type") or (
+            "string" if "string" in type_name else "enum" if "enum" in type_name else "dict"
+        )
         nested = PY_TYPES.get(item_type, dict)
     if type_name == "float" and type(value) is int:
         value = float(value)
@@ -177,14 +181,18 @@ def _type_check(param: str, value: Any, gold: Any, expected: type, nested: type 
                 return Check(True, error_type="variable" if variable else "")
     if gold_type is not None and (type(value) is gold_type or gold == value):
         return Check(True, error_type="variable")
-    return _bad("type_error", f"wrong type for parameter ({param}) of api ({func}):[excepted: {expected.__name__}, real: {type(value).__name__}]")
+    return _bad(
+        "type_error", f"wrong type for parameter ({param}) of api ({func}):[excepted: {expected.__name__}, real: {type(value).__name__}]"
+    )
 
 
 def _list_check(param: str, value: list[Any], gold: Any, func: str) -> Check:
     norm = [standardize(v) if isinstance(v, str) else v for v in value]
     gold_norm = [standardize(v) if isinstance(v, str) else v for v in gold] if isinstance(gold, list) else gold
     if norm != gold_norm:
-        return _bad("value_error:list/tuple", f"wrong value for parameter ({param!r}) of api ({func}): [expected {gold}, real: [{value!r}]]")
+        return _bad(
+            "value_error:list/tuple", f"wrong value for parameter ({param!r}) of api ({func}): [expected {gold}, real: [{value!r}]]"
+        )
     return _ok()
 
 
@@ -210,7 +218,9 @@ def _dict_check(param: str, value: Any, gold: Any, func: str) -> Check:
 
 def _list_dict_check(param: str, value: list[Any], gold: Any, func: str) -> Check:
     if not isinstance(gold, list) or len(value) != len(gold):
-        return _bad("value_error:list_dict_count", f"wrong value for parameter ({param}) of api ({func}): [excepted: {gold}, real: [{value}]]")
+        return _bad(
+            "value_error:list_dict_count", f"wrong value for parameter ({param}) of api ({func}): [excepted: {gold}, real: [{value}]]"
+        )
     for got, want in zip(value, gold):
         result = _dict_check(param, got, want, func)
         if not result.valid:
@@ -239,7 +249,9 @@ def call_differences(call: dict[str, Any], gold_name: str, gold_args: dict[str, 
         return [f"function {name!r} instead of {gold_name!r}"]
     diffs = [f"{name}: missing parameter {p!r} (expected {gold_args[p]!r})" for p in gold_args if p not in args]
     diffs += [f"{name}: unexpected parameter {p!r}={args[p]!r}" for p in args if p not in gold_args]
-    diffs += [f"{name}: {p}={args[p]!r}, expected {gold_args[p]!r}" for p in gold_args if p in args and not values_equal(args[p], gold_args[p])]
+    diffs += [
+        f"{name}: {p}={args[p]!r}, expected {gold_args[p]!r}" for p in gold_args if p in args and not values_equal(args[p], gold_args[p])
+    ]
     return diffs
 
 

@@ -46,4 +46,9 @@ def tool_spec(function: dict[str, Any]) -> ToolSpec:
     parameters["type"] = "object"
     parameters.setdefault("properties", {})
     parameters.setdefault("required", [])
-    return ToolSpec(name=function["name"], description=str(function.get("description", "")), parameters=parameters, write=function["name"] in WRITE_TOOLS)
+    return ToolSpec(
+        name=function["name"],
+        description=str(function.get("description", "")),
+        parameters=parameters,
+        write=function["name"] in WRITE_TOOLS,
+    )

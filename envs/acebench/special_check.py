@@ -29,7 +29,9 @@ def gold_reply(category: str, answer: Any) -> str:
     if category == "special_incomplete":
         parts = [f'"{MISSING} ({", ".join(values)}) for the api ({name})"' for name, values in answer.items()]
     elif category == "special_error_param":
-        parts = [f'"{INCORRECT} ({", ".join(values)}) for the parameters ({key}) in the conversation history."' for key, values in answer.items()]
+        parts = [
+            f'"{INCORRECT} ({", ".join(values)}) for the parameters ({key}) in the conversation history."' for key, values in answer.items()
+        ]
     elif category == "special_irrelevant":
         parts = [f'"{IRRELEVANT}"']
     else:

@@ -48,7 +48,9 @@ class Travel(Scenario):
             origin: The origin city of the flight.
             destination: The destination city of the flight.
         """
-        flights = [f for f in self.flights if (not origin or f["origin"] == origin) and (not destination or f["destination"] == destination)]
+        flights = [
+            f for f in self.flights if (not origin or f["origin"] == origin) and (not destination or f["destination"] == destination)
+        ]
         if not flights:
             return "There are no direct flights that meet the criteria."
         return [dict(f) for f in flights]
@@ -92,7 +94,9 @@ class Travel(Scenario):
             destination_city: The destination city.
         """
         first = [f for f in self.flights if f["origin"] == origin_city and f["destination"] == transfer_city and f["status"] == "available"]
-        second = [f for f in self.flights if f["origin"] == transfer_city and f["destination"] == destination_city and f["status"] == "available"]
+        second = [
+            f for f in self.flights if f["origin"] == transfer_city and f["destination"] == destination_city and f["status"] == "available"
+        ]
         pairs = [
             {"first_leg": a, "second_leg": b}
             for a in first
@@ -131,7 +135,14 @@ class Travel(Scenario):
         flight["seats_available"] -= 1
         rid = f"res_{len(self.reservations) + 1}"
         self.reservations.append(
-            {"reservation_id": rid, "user_id": user_id, "flight_no": flight_no, "payment_method": payment_method, "cabin": cabin, "baggage": baggage_count}
+            {
+                "reservation_id": rid,
+                "user_id": user_id,
+                "flight_no": flight_no,
+                "payment_method": payment_method,
+                "cabin": cabin,
+                "baggage": baggage_count,
+            }
         )
         return f"Booking successful. Reservation ID: {rid}. Total cost: {total} yuan (including baggage fees)."
 

@@ -48,7 +48,11 @@ def test_strict_reports_the_difference() -> None:
 def test_milestone_strings_round_trip_with_unescaped_apostrophes() -> None:
     stone = "[add_food_delivery_order(username='Eve', merchant_name='Domino's', items=[{'product': 'Pizza', 'quantity': 1}])]"
     calls = parse_call_string(stone)
-    assert calls == [ToolCall("add_food_delivery_order", {"username": "Eve", "merchant_name": "Domino's", "items": [{"product": "Pizza", "quantity": 1}]})]
+    assert calls == [
+        ToolCall(
+            "add_food_delivery_order", {"username": "Eve", "merchant_name": "Domino's", "items": [{"product": "Pizza", "quantity": 1}]}
+        )
+    ]
     assert call_string(calls) == stone
 
 

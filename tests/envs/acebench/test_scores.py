@@ -32,6 +32,10 @@ def test_unknown_category_is_an_error() -> None:
 
 
 def test_multi_turn_scores_whole_dialogues() -> None:
-    correct = {"normal_multi_turn_user_adjust_0_0": True, "normal_multi_turn_user_adjust_0_1": False, "normal_multi_turn_user_adjust_1_0": True}
+    correct = {
+        "normal_multi_turn_user_adjust_0_0": True,
+        "normal_multi_turn_user_adjust_0_1": False,
+        "normal_multi_turn_user_adjust_1_0": True,
+    }
     assert category_accuracy("normal_multi_turn_user_adjust", correct) == 0.5
     assert category_accuracy("normal_atom_bool", {"normal_atom_bool_0": True, "normal_atom_bool_1": False}) == 0.5

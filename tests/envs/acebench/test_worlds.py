@@ -62,12 +62,34 @@ def test_reminder_ids_continue_from_the_counter() -> None:
 
 def test_travel_fees_refunds_and_zh_cabins() -> None:
     w = world(["Travel"])
-    booked = w.call("reserve_flight", {"user_id": "user1", "password": "password123", "flight_no": "CA1234", "cabin": "Economy Class", "payment_method": "bank", "baggage_count": 3})
+    booked = w.call(
+        "reserve_flight",
+        {
+            "user_id": "user1",
+            "password": "password123",
+            "flight_no": "CA1234",
+            "cabin": "Economy Class",
+            "payment_method": "bank",
+            "baggage_count": 3,
+        },
+    )
     assert booked == "Booking successful. Reservation ID: res_5. Total cost: 1300 yuan (including baggage fees)."
-    assert w.call("cancel_reservation", {"user_id": "user1", "reservation_id": "res_5", "reason": "changed plans"}).startswith("More than 24 hours")
+    assert w.call("cancel_reservation", {"user_id": "user1", "reservation_id": "res_5", "reason": "changed plans"}).startswith(
+        "More than 24 hours"
+    )
     assert w.instances["Travel"].users["user1"]["cash_balance"] == 3200.0
     zh = world(["Travel"], language="zh")
-    zh.call("reserve_flight", {"user_id": "user3", "password": "password789", "flight_no": "MU3561", "cabin": "经济舱", "payment_method": "bank", "baggage_count": 4})
+    zh.call(
+        "reserve_flight",
+        {
+            "user_id": "user3",
+            "password": "password789",
+            "flight_no": "MU3561",
+            "cabin": "经济舱",
+            "payment_method": "bank",
+            "baggage_count": 4,
+        },
+    )
     assert zh.instances["Travel"].users["user3"]["bank_balance"] == 5000.0 - 1500 - 50
 
 
