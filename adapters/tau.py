@@ -18,8 +18,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from envsched_gym import Adapter, EnvSpec, StateComponent, TaskSpec, UserSimulator, Verifier
-from envsched_gym.data import benchmark_path
 from envsched_gym.envs.tau.airline import AirlineWorld
 from envsched_gym.envs.tau.db import load_base
 from envsched_gym.envs.tau.judge import judge_from_option
@@ -28,6 +26,9 @@ from envsched_gym.envs.tau.scripted_user import ScriptedTauUser
 from envsched_gym.envs.tau.tasks import AGENT_GREETING, TASK_SETS, TaskSource, load_tasks, scenario_text
 from envsched_gym.envs.tau.verifier import NLJudge, TauVerifier, gold_calls, replay
 from envsched_gym.envs.tau.world import TauWorld
+
+from envsched_gym import Adapter, EnvSpec, StateComponent, TaskSpec, UserSimulator, Verifier
+from envsched_gym.data import benchmark_path
 from envsched_gym.llm_user import ChatBackend, LLMUser, backend_from_options
 
 WORLDS: dict[str, type[TauWorld]] = {"retail": RetailWorld, "airline": AirlineWorld}
@@ -38,7 +39,9 @@ AGENT_INSTRUCTION = (
     "You cannot do both at the same time.\n\n"
     "Try to be helpful and always follow the policy. Always make sure you generate valid JSON only."
 )
-DATA_HINT = "Get tau2-bench's data/tau2 folder (and the first-release tasks for task_set='pre_tau3') as the README's 'Benchmark data' section says."
+DATA_HINT = (
+    "Get tau2-bench's data/tau2 folder (and the first-release tasks for task_set='pre_tau3') as the README's 'Benchmark data' section says."
+)
 
 
 class TauAdapter(Adapter):
@@ -114,7 +117,9 @@ class TauAdapter(Adapter):
 
     def _domain_tasks(self, domain: str) -> list[TaskSpec]:
         if domain not in self._tasks:
-            source = TaskSource(domain, self.task_set, self._domain_file(domain, "tasks.json", self.task_set), self._domain_file(domain, "split_tasks.json"))
+            source = TaskSource(
+                domain, self.task_set, self._domain_file(domain, "tasks.json", self.task_set), self._domain_file(domain, "split_tasks.json")
+            )
             writes = {t.name for t in WORLDS[domain].tool_specs() if t.write}
             self._tasks[domain] = load_tasks(source, f"Tau/{domain}", writes)
         return self._tasks[domain]

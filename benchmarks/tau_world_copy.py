@@ -14,12 +14,16 @@ import statistics
 import time
 from collections.abc import Callable
 
-from envsched_gym.data import benchmark_path
 from envsched_gym.envs.tau.airline import AirlineWorld
-from envsched_gym.envs.tau.db import load_base
+from envsched_gym.envs.tau.db import BaseDB, load_base
 from envsched_gym.envs.tau.retail import RetailWorld
 
-WORLDS = {"retail": (RetailWorld, "get_user_details", {"user_id": "omar_khan_2363"}), "airline": (AirlineWorld, "get_user_details", {"user_id": "mia_li_3668"})}
+from envsched_gym.data import benchmark_path
+
+WORLDS = {
+    "retail": (RetailWorld, "get_user_details", {"user_id": "omar_khan_2363"}),
+    "airline": (AirlineWorld, "get_user_details", {"user_id": "mia_li_3668"}),
+}
 
 
 def median_ms(fn: Callable[[], object], repeat: int = 7) -> float:
@@ -32,23 +36,30 @@ def median_ms(fn: Callable[[], object], repeat: int = 7) -> float:
     return statistics.median(times)
 
 
+def measure(world_cls: type, base: BaseDB, tool: str, args: dict, text: str, blob: bytes) -> list[float]:
+    """Milliseconds for: deep copy, unpickle, JSON parse, COW world, COW world + one lookup, DB hash."""
+    return [
+        median_ms(lambda: copy.deepcopy(base.tables)),
+        median_ms(lambda: pickle.loads(blob)),
+        median_ms(lambda: json.loads(text)),
+        median_ms(lambda: world_cls(base)),
+        median_ms(lambda: world_cls(base).call(tool, args)),
+        median_ms(lambda: world_cls(base).sha256()),
+    ]
+
+
 def main() -> None:
     """Print the table."""
-    print(f"{'domain':8} {'MB':>5} " + " ".join(f"{c:>9}" for c in ("deepcopy", "pickle", "json", "cow make", "cow+get", "sha256")) + "  (ms)")
+    print(
+        f"{'domain':8} {'MB':>5} " + " ".join(f"{c:>9}" for c in ("deepcopy", "pickle", "json", "cow make", "cow+get", "sha256")) + "  (ms)"
+    )
     for domain, (world_cls, tool, args) in WORLDS.items():
         path = str(benchmark_path("tau2", "data", "tau2", "domains", domain, "db.json"))
         base = load_base(path)
         text = json.dumps(base.tables)
         blob = pickle.dumps(base.tables)
         world_cls(base).sha256()  # warm the per-record dump cache, as the first episode of a process does
-        row = [
-            median_ms(lambda: copy.deepcopy(base.tables)),
-            median_ms(lambda: pickle.loads(blob)),
-            median_ms(lambda: json.loads(text)),
-            median_ms(lambda: world_cls(base)),
-            median_ms(lambda: world_cls(base).call(tool, args)),
-            median_ms(lambda: world_cls(base).sha256()),
-        ]
+        row = measure(world_cls, base, tool, args, text, blob)
         print(f"{domain:8} {len(text) / 1e6:5.1f} " + " ".join(f"{v:9.3f}" for v in row))
 
 

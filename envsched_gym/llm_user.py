@@ -32,7 +32,7 @@ from envsched_gym.users import UserReply, UserSimulator
 
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-_THINK = re.compile(r"<think>.*?</think>", re.S)
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 ChatMessage = dict[str, str]
 
@@ -132,7 +132,9 @@ class TransformersBackend:
         chat_template_kwargs: Extra ``apply_chat_template`` arguments, e.g. ``{"enable_thinking": False}``.
     """
 
-    def __init__(self, model: str, max_new_tokens: int = 256, device: str | None = None, chat_template_kwargs: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, model: str, max_new_tokens: int = 256, device: str | None = None, chat_template_kwargs: dict[str, Any] | None = None
+    ) -> None:
         self.model_name = model
         self.max_new_tokens = max_new_tokens
         self.device = device
@@ -158,7 +160,7 @@ class TransformersBackend:
         ).to(self.device)
         with torch.no_grad():
             output = self._model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
-        new_tokens = output[0, inputs["input_ids"].shape[1]:]
+        new_tokens = output[0, inputs["input_ids"].shape[1] :]
         return _THINK.sub("", self._tokenizer.decode(new_tokens, skip_special_tokens=True)).strip()
 
 
@@ -172,7 +174,9 @@ def backend_from_options(options: dict[str, Any]) -> ChatBackend:
     if "local_model" in options:
         return TransformersBackend(options.pop("local_model"), **options)
     if "base_url" not in options or "model" not in options:
-        raise ValueError(f"LLM user options need 'base_url' and 'model' (an OpenAI-compatible endpoint) or 'local_model'; got {sorted(options)}")
+        raise ValueError(
+            f"LLM user options need 'base_url' and 'model' (an OpenAI-compatible endpoint) or 'local_model'; got {sorted(options)}"
+        )
     return OpenAICompatibleBackend(EndpointConfig(**options))
 
 

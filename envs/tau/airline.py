@@ -10,9 +10,10 @@ from __future__ import annotations
 import copy
 from typing import Literal, TypedDict
 
-from envsched_gym import ToolError, tool
 from envsched_gym.envs.tau.db import Record
 from envsched_gym.envs.tau.world import TauWorld, fold
+
+from envsched_gym import ToolError, tool
 
 NOW = "2024-05-15T15:00:00"
 NEW_RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
@@ -230,7 +231,15 @@ class AirlineWorld(TauWorld):
         for info in flights:
             flight = self._flight(info["flight_number"])
             day = self._available(flight, info["date"], cabin, len(passengers))
-            legs.append({"origin": flight["origin"], "destination": flight["destination"], "flight_number": flight["flight_number"], "date": info["date"], "price": day["prices"][cabin]})
+            legs.append(
+                {
+                    "origin": flight["origin"],
+                    "destination": flight["destination"],
+                    "flight_number": flight["flight_number"],
+                    "date": info["date"],
+                    "price": day["prices"][cabin],
+                }
+            )
             days.append(day)
             total += day["prices"][cabin] * len(passengers)
         total += (30 * len(passengers) if insurance == "yes" else 0) + 50 * nonfree_baggages
@@ -325,10 +334,23 @@ class AirlineWorld(TauWorld):
         for info in flights:
             flight = self._flight(info["flight_number"])
             number = flight["flight_number"]
-            kept = next((f for f in reservation["flights"] if f["flight_number"] == number and f["date"] == info["date"] and cabin == reservation["cabin"]), None)
+            kept = next(
+                (
+                    f
+                    for f in reservation["flights"]
+                    if f["flight_number"] == number and f["date"] == info["date"] and cabin == reservation["cabin"]
+                ),
+                None,
+            )
             if kept is None:
                 day = self._available(flight, info["date"], cabin, seats)
-                kept = {"flight_number": number, "date": info["date"], "price": day["prices"][cabin], "origin": flight["origin"], "destination": flight["destination"]}
+                kept = {
+                    "flight_number": number,
+                    "date": info["date"],
+                    "price": day["prices"][cabin],
+                    "origin": flight["origin"],
+                    "destination": flight["destination"],
+                }
             legs.append(kept)
             total += kept["price"] * seats
         total -= sum(f["price"] for f in reservation["flights"]) * seats

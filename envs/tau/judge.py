@@ -12,10 +12,10 @@ from envsched_gym.llm_user import ChatBackend, LLMError, backend_from_options
 
 JUDGE_PROMPT = (
     "You grade a customer-service conversation. For each expected outcome, decide whether the agent's behaviour in "
-    "the conversation meets it. Answer with JSON only: {\"results\": [{\"expected_outcome\": str, \"reasoning\": str, "
-    "\"met\": bool}, ...]}, one entry per expected outcome, in the given order."
+    'the conversation meets it. Answer with JSON only: {"results": [{"expected_outcome": str, "reasoning": str, '
+    '"met": bool}, ...]}, one entry per expected outcome, in the given order.'
 )
-_JSON = re.compile(r"\{.*\}", re.S)
+_JSON = re.compile(r"\{.*\}", re.DOTALL)
 
 
 class LLMJudge:

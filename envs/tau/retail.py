@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 
-from envsched_gym import ToolError, tool
 from envsched_gym.envs.tau.db import Record
 from envsched_gym.envs.tau.world import TauWorld, fold
+
+from envsched_gym import ToolError, tool
 
 
 def _address(address1: str, address2: str, city: str, state: str, country: str, zip: str) -> Record:
@@ -49,7 +50,9 @@ class RetailWorld(TauWorld):
             if item_ids.count(item_id) > present.count(item_id):
                 raise ToolError(message.format(item_id=item_id))
 
-    def _price_difference(self, order: Record, item_ids: list[str], new_item_ids: list[str], *, distinct: bool) -> tuple[float, Record | None]:
+    def _price_difference(
+        self, order: Record, item_ids: list[str], new_item_ids: list[str], *, distinct: bool
+    ) -> tuple[float, Record | None]:
         """Sum of new minus old prices, and the last new variant (τ2 applies it to every item)."""
         diff, variant = 0.0, None
         for item_id, new_item_id in zip(item_ids, new_item_ids):
@@ -193,7 +196,9 @@ class RetailWorld(TauWorld):
         return order
 
     @tool(write=True)
-    def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str) -> Record:
+    def modify_pending_order_address(
+        self, order_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str
+    ) -> Record:
         """Modify the shipping address of a pending order. The agent needs to explain the modification detail and ask for explicit user confirmation (yes/no) to proceed.
 
         Args:

@@ -18,8 +18,8 @@ from envsched_gym import Episode, TaskSpec, UserReply, UserSimulator
 
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 STOP_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
-CONFIRMATION = re.compile(r"\b(confirm|proceed|yes/no|yes or no|go ahead|shall i|should i|would you like me to)\b", re.I)
-TRANSFER_NOTICE = re.compile(r"transferr?(ed|ing)\b.*\bhuman agent", re.I | re.S)
+CONFIRMATION = re.compile(r"\b(confirm|proceed|yes/no|yes or no|go ahead|shall i|should i|would you like me to)\b", re.IGNORECASE)
+TRANSFER_NOTICE = re.compile(r"transferr?(ed|ing)\b.*\bhuman agent", re.IGNORECASE | re.DOTALL)
 _SUBJECT_VERBS = (
     "want|need|have|had|would|will|can|could|should|do|don't|did|didn't|also|only|just|recently|received|prefer|"
     "like|wish|made|bought|ordered|live|moved|remember|know|think|may|must|plan|might|then|still|already|"
@@ -31,8 +31,50 @@ _PRONOUNS = (
     (rf"\b[Yy]ou(?=\s+(?:{_SUBJECT_VERBS})\b)", "I"), (r"\bYou\b", "I"), (r"\byou\b", "me"),
 )  # fmt: skip
 _STOPWORDS = frozenset(
-    "the a an and or to of in on for is are was be your you my me i it this that with can could please would "
-    "what which do does did have has any there here also may like know let".split()
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "to",
+        "of",
+        "in",
+        "on",
+        "for",
+        "is",
+        "are",
+        "was",
+        "be",
+        "your",
+        "you",
+        "my",
+        "me",
+        "i",
+        "it",
+        "this",
+        "that",
+        "with",
+        "can",
+        "could",
+        "please",
+        "would",
+        "what",
+        "which",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "any",
+        "there",
+        "here",
+        "also",
+        "may",
+        "like",
+        "know",
+        "let",
+    ]
 )
 _WORD = re.compile(r"[a-z0-9#@._-]+")
 

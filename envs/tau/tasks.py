@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envsched_gym import AssistantTurn, TaskSpec, ToolCall, VerifierConfig
 from envsched_gym.envs.tau.scripted_user import opening_message
+
+from envsched_gym import AssistantTurn, TaskSpec, ToolCall, VerifierConfig
 
 TASK_SETS = {"current": ("tau2", "data"), "pre_tau3": ("tau2", "pre_tau3_37199f3", "data")}
 """Task set name -> folder (under the benchmark root) holding ``tau2/domains/<domain>/tasks.json``."""
@@ -120,6 +121,8 @@ def scenario_text(scenario: dict[str, Any]) -> str:
     else:
         labels = (("domain", "Domain"), ("reason_for_call", "Reason for call"), ("known_info", "Known info"),
                   ("unknown_info", "Unknown info"), ("task_instructions", "Task instructions"))  # fmt: skip
-        body = "\n".join(f"{label}:\n\t{str(instructions[key]).replace(chr(10), chr(10) + chr(9))}" for key, label in labels if instructions.get(key))
+        body = "\n".join(
+            f"{label}:\n\t{str(instructions[key]).replace(chr(10), chr(10) + chr(9))}" for key, label in labels if instructions.get(key)
+        )
     persona = scenario.get("persona")
     return f"Persona:\n\t{persona}\nInstructions:\n{body}" if persona else f"Instructions:\n{body}"

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from envsched_gym import Episode, Message, Outcome, TaskSpec, ToolCall, Verifier, World
 from envsched_gym.envs.tau.world import TauWorld
+
+from envsched_gym import Episode, Message, Outcome, TaskSpec, ToolCall, Verifier, World
 from envsched_gym.validation import ToolBox
 
 _TOOLBOXES: dict[type, ToolBox] = {}
@@ -52,7 +53,7 @@ def replay(world: TauWorld, calls: list[ToolCall], *, validate: bool) -> TauWorl
             continue
         try:
             world.call(call.name, call.arguments)
-        except Exception:  # noqa: BLE001 - a failing call is part of the trajectory, as in τ2's replay
+        except Exception:  # noqa: BLE001, S112 - a failing call is part of the trajectory, as in τ2's replay
             continue
     return world
 

@@ -8,8 +8,9 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from envsched_gym import ToolError, World, tool
 from envsched_gym.envs.tau.db import BaseDB, Record, TauDB
+
+from envsched_gym import ToolError, World, tool
 
 _ALLOWED_CHARS = frozenset("0123456789+-*/(). ")
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {

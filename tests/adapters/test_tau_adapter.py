@@ -6,12 +6,12 @@ from collections import Counter
 
 import gymnasium as gym
 import pytest
+from envsched_gym.envs.tau.verifier import gold_calls, replay
 from gymnasium.utils.env_checker import check_env
 
 import envsched_gym
 from envsched_gym import TaskSpec, render_turn
 from envsched_gym.data import DataNotFoundError
-from envsched_gym.envs.tau.verifier import gold_calls, replay
 
 TASK_SETS = ("current", "pre_tau3")
 EXPECTED = {"retail": 114, "airline": 50}

@@ -27,7 +27,7 @@ class FakeServer(ThreadingHTTPServer):
 class Handler(BaseHTTPRequestHandler):
     server: FakeServer
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
         status, text, delay = self.server.script.pop(0) if self.server.script else (200, "###STOP###", 0.0)
@@ -141,6 +141,10 @@ def test_failed_user_ends_the_episode_with_the_error_in_info(server: FakeServer)
 
 def test_llm_user_is_generic_over_scenarios(server: FakeServer) -> None:
     server.script = [(200, "Book a table for two.", 0.0)]
-    user = LLMUser(OpenAICompatibleBackend(_config(server)), guidelines="Play a diner.", scenario=lambda task: "Wants a table.", greeting=None)
+    user = LLMUser(
+        OpenAICompatibleBackend(_config(server)), guidelines="Play a diner.", scenario=lambda task: "Wants a table.", greeting=None
+    )
     assert user.start(envsched_gym.TaskSpec(task_id="x", env_id="e", instruction="")) == "Book a table for two."
-    assert server.requests[0]["body"]["messages"] == [{"role": "system", "content": "Play a diner.\n\n<scenario>\nWants a table.\n</scenario>"}]
+    assert server.requests[0]["body"]["messages"] == [
+        {"role": "system", "content": "Play a diner.\n\n<scenario>\nWants a table.\n</scenario>"}
+    ]

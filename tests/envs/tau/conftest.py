@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
-from envsched_gym.data import DataNotFoundError, benchmark_path
 from envsched_gym.envs.tau.airline import AirlineWorld
 from envsched_gym.envs.tau.db import BaseDB, load_base
 from envsched_gym.envs.tau.retail import RetailWorld
+
+from envsched_gym.data import DataNotFoundError, benchmark_path
 
 
 def _base(domain: str) -> BaseDB:

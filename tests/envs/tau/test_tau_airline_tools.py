@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from envsched_gym.envs.tau.airline import AirlineWorld
 
 from envsched_gym import ToolError
-from envsched_gym.envs.tau.airline import AirlineWorld
 
 USER = "mei_hernandez_8984"  # gold member: gift_card_5309492 (98.0), certificate_7502997 (250.0), two credit cards
 CARD, GIFT, CERT = "credit_card_2140654", "gift_card_5309492", "certificate_7502997"
@@ -26,7 +26,9 @@ def _booking(**change: object) -> dict:
 def test_book_reservation_charges_fare_and_takes_seats(airline: AirlineWorld) -> None:
     reservation = airline.call("book_reservation", _booking())
     assert reservation["reservation_id"] == "HATHAT" and reservation["created_at"] == "2024-05-15T15:00:00"
-    assert reservation["flights"] == [{"origin": "JFK", "destination": "MIA", "flight_number": "HAT014", "date": "2024-05-20", "price": 143}]
+    assert reservation["flights"] == [
+        {"origin": "JFK", "destination": "MIA", "flight_number": "HAT014", "date": "2024-05-20", "price": 143}
+    ]
     assert airline.db.peek("flights", "HAT014")["dates"]["2024-05-20"]["available_seats"]["economy"] == 8
     assert airline.db.peek("users", USER)["reservations"][-1] == "HATHAT"
     assert airline.call("book_reservation", _booking())["reservation_id"] == "HATHAU"
@@ -42,7 +44,10 @@ def test_book_reservation_adds_insurance_and_nonfree_bags(airline: AirlineWorld)
 
 
 def test_book_with_certificate_and_gift_card_uses_them_up(airline: AirlineWorld) -> None:
-    args = _booking(cabin="business", payment_methods=[{"payment_id": CERT, "amount": 250}, {"payment_id": GIFT, "amount": 98}, {"payment_id": CARD, "amount": 93}])
+    args = _booking(
+        cabin="business",
+        payment_methods=[{"payment_id": CERT, "amount": 250}, {"payment_id": GIFT, "amount": 98}, {"payment_id": CARD, "amount": 93}],
+    )
     airline.call("book_reservation", args)
     methods = airline.db.peek("users", USER)["payment_methods"]
     assert CERT not in methods and methods[GIFT]["amount"] == 0.0
@@ -70,7 +75,10 @@ def test_book_reservation_refusals(airline: AirlineWorld, change: dict, message:
 def test_cancel_reservation_refunds_every_payment(airline: AirlineWorld) -> None:
     reservation = airline.call("cancel_reservation", {"reservation_id": RESERVATION})
     assert reservation["status"] == "cancelled"
-    assert reservation["payment_history"] == [{"payment_id": "credit_card_6082923", "amount": 1911}, {"payment_id": "credit_card_6082923", "amount": -1911}]
+    assert reservation["payment_history"] == [
+        {"payment_id": "credit_card_6082923", "amount": 1911},
+        {"payment_id": "credit_card_6082923", "amount": -1911},
+    ]
 
 
 def test_ids_match_ignoring_case(airline: AirlineWorld) -> None:
@@ -81,10 +89,14 @@ def test_ids_match_ignoring_case(airline: AirlineWorld) -> None:
 
 
 def test_update_baggages_charges_50_per_added_nonfree_bag(airline: AirlineWorld) -> None:
-    reservation = airline.call("update_reservation_baggages", {"reservation_id": RESERVATION, "total_baggages": 3, "nonfree_baggages": 2, "payment_id": CARD})
+    reservation = airline.call(
+        "update_reservation_baggages", {"reservation_id": RESERVATION, "total_baggages": 3, "nonfree_baggages": 2, "payment_id": CARD}
+    )
     assert reservation["payment_history"][-1] == {"payment_id": CARD, "amount": 100}
     assert (reservation["total_baggages"], reservation["nonfree_baggages"]) == (3, 2)
-    fewer = airline.call("update_reservation_baggages", {"reservation_id": RESERVATION, "total_baggages": 1, "nonfree_baggages": 1, "payment_id": GIFT})
+    fewer = airline.call(
+        "update_reservation_baggages", {"reservation_id": RESERVATION, "total_baggages": 1, "nonfree_baggages": 1, "payment_id": GIFT}
+    )
     assert len(fewer["payment_history"]) == 2  # removing bags refunds nothing and records no payment
     assert airline.db.peek("users", USER)["payment_methods"][GIFT]["amount"] == 98.0
 
@@ -102,7 +114,9 @@ def test_update_baggages_payment_rules(airline: AirlineWorld) -> None:
 def test_update_flights_cabin_upgrade_pays_the_fare_difference(airline: AirlineWorld) -> None:
     legs = [{"flight_number": f["flight_number"], "date": f["date"]} for f in airline.db.peek("reservations", RESERVATION)["flights"]]
     new_prices = [airline.db.peek("flights", f["flight_number"])["dates"][f["date"]]["prices"]["business"] for f in legs]
-    reservation = airline.call("update_reservation_flights", {"reservation_id": RESERVATION, "cabin": "business", "flights": legs, "payment_id": CARD})
+    reservation = airline.call(
+        "update_reservation_flights", {"reservation_id": RESERVATION, "cabin": "business", "flights": legs, "payment_id": CARD}
+    )
     assert reservation["cabin"] == "business" and [f["price"] for f in reservation["flights"]] == new_prices
     old_fares = 143 + 194 + 126 + 144
     assert reservation["payment_history"][-1] == {"payment_id": CARD, "amount": 3 * (sum(new_prices) - old_fares)}
@@ -110,7 +124,9 @@ def test_update_flights_cabin_upgrade_pays_the_fare_difference(airline: AirlineW
 
 def test_update_flights_keeping_flights_and_cabin_charges_nothing(airline: AirlineWorld) -> None:
     legs = [{"flight_number": f["flight_number"], "date": f["date"]} for f in airline.db.peek("reservations", RESERVATION)["flights"]]
-    reservation = airline.call("update_reservation_flights", {"reservation_id": RESERVATION, "cabin": "economy", "flights": legs, "payment_id": CARD})
+    reservation = airline.call(
+        "update_reservation_flights", {"reservation_id": RESERVATION, "cabin": "economy", "flights": legs, "payment_id": CARD}
+    )
     assert len(reservation["payment_history"]) == 1
 
 
@@ -124,7 +140,11 @@ def test_update_passengers_requires_the_same_count(airline: AirlineWorld) -> Non
 def test_send_certificate_adds_up_to_three(airline: AirlineWorld) -> None:
     message = airline.call("send_certificate", {"user_id": USER, "amount": 100})
     assert message == f"Certificate certificate_3221322 added to user {USER} with amount 100."
-    assert airline.db.peek("users", USER)["payment_methods"]["certificate_3221322"] == {"id": "certificate_3221322", "amount": 100, "source": "certificate"}
+    assert airline.db.peek("users", USER)["payment_methods"]["certificate_3221322"] == {
+        "id": "certificate_3221322",
+        "amount": 100,
+        "source": "certificate",
+    }
     airline.call("send_certificate", {"user_id": USER, "amount": 50})
     airline.call("send_certificate", {"user_id": USER, "amount": 50})
     with pytest.raises(ToolError, match="Too many certificates"):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from envsched_gym.envs.tau.retail import RetailWorld
 
 from envsched_gym import ToolError
-from envsched_gym.envs.tau.retail import RetailWorld
 
 PENDING_GIFT = "#W6779827"  # ethan_lopez_6291, paid 4079.45 with gift_card_7219486 (balance 49.0)
 PENDING_CARD = "#W5918442"  # sofia_rossi_8776, paid 1463.7 with credit_card_5051208
@@ -93,7 +93,12 @@ def test_cancel_refusals(retail: RetailWorld, order_id: str, reason: str, messag
 
 def test_exchange_delivered_items_records_the_request_and_price_difference(retail: RetailWorld) -> None:
     item, new = _other_variant(retail, DELIVERED_CARD)
-    args = {"order_id": DELIVERED_CARD, "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]], "payment_method_id": "credit_card_4420174"}
+    args = {
+        "order_id": DELIVERED_CARD,
+        "item_ids": [item["item_id"]],
+        "new_item_ids": [new["item_id"]],
+        "payment_method_id": "credit_card_4420174",
+    }
     order = retail.call("exchange_delivered_order_items", args)
     assert order["status"] == "exchange requested"
     assert order["exchange_items"] == [item["item_id"]] and order["exchange_new_items"] == [new["item_id"]]
@@ -114,14 +119,21 @@ def test_exchange_delivered_items_records_the_request_and_price_difference(retai
 )
 def test_exchange_refusals(retail: RetailWorld, change: dict, message: str) -> None:
     item, new = _other_variant(retail, DELIVERED_CARD)
-    args = {"order_id": DELIVERED_CARD, "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]], "payment_method_id": "credit_card_4420174"}
+    args = {
+        "order_id": DELIVERED_CARD,
+        "item_ids": [item["item_id"]],
+        "new_item_ids": [new["item_id"]],
+        "payment_method_id": "credit_card_4420174",
+    }
     with pytest.raises(ToolError, match=message):
         retail.call("exchange_delivered_order_items", {**args, **change})
 
 
 def test_return_to_original_method(retail: RetailWorld) -> None:
     items = [i["item_id"] for i in retail.db.peek("orders", DELIVERED_PAYPAL)["items"][:2]]
-    order = retail.call("return_delivered_order_items", {"order_id": DELIVERED_PAYPAL, "item_ids": items, "payment_method_id": "paypal_2306935"})
+    order = retail.call(
+        "return_delivered_order_items", {"order_id": DELIVERED_PAYPAL, "item_ids": items, "payment_method_id": "paypal_2306935"}
+    )
     assert order["status"] == "return requested" and order["return_items"] == sorted(items)
     assert order["return_payment_method_id"] == "paypal_2306935"
 
@@ -155,11 +167,20 @@ def test_modify_user_address(retail: RetailWorld) -> None:
 
 def test_modify_pending_items_charges_difference_and_only_once(retail: RetailWorld) -> None:
     item, new = _other_variant(retail, PENDING_CARD)
-    args = {"order_id": PENDING_CARD, "item_ids": [item["item_id"]], "new_item_ids": [new["item_id"]], "payment_method_id": "credit_card_5051208"}
+    args = {
+        "order_id": PENDING_CARD,
+        "item_ids": [item["item_id"]],
+        "new_item_ids": [new["item_id"]],
+        "payment_method_id": "credit_card_5051208",
+    }
     order = retail.call("modify_pending_order_items", args)
     diff = new["price"] - item["price"]
     assert order["status"] == "pending (item modified)"
-    assert order["payment_history"][-1] == {"transaction_type": "payment" if diff > 0 else "refund", "amount": abs(diff), "payment_method_id": "credit_card_5051208"}
+    assert order["payment_history"][-1] == {
+        "transaction_type": "payment" if diff > 0 else "refund",
+        "amount": abs(diff),
+        "payment_method_id": "credit_card_5051208",
+    }
     changed = next(i for i in order["items"] if i["item_id"] == new["item_id"])
     assert changed["price"] == new["price"] and changed["options"] == new["options"]
     with pytest.raises(ToolError, match="Non-pending order cannot be modified"):
@@ -168,7 +189,12 @@ def test_modify_pending_items_charges_difference_and_only_once(retail: RetailWor
 
 def test_modify_pending_items_refusals(retail: RetailWorld) -> None:
     item, _ = _other_variant(retail, PENDING_CARD)
-    same = {"order_id": PENDING_CARD, "item_ids": [item["item_id"]], "new_item_ids": [item["item_id"]], "payment_method_id": "credit_card_5051208"}
+    same = {
+        "order_id": PENDING_CARD,
+        "item_ids": [item["item_id"]],
+        "new_item_ids": [item["item_id"]],
+        "payment_method_id": "credit_card_5051208",
+    }
     with pytest.raises(ToolError, match="The new item id should be different from the old item id"):
         retail.call("modify_pending_order_items", same)
     upgrades = [

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from envsched_gym import EnvSpec, Episode, Message, TaskSpec
 from envsched_gym.envs.tau.scripted_user import OUT_OF_SCOPE, STOP, TRANSFER, ScriptedTauUser, first_person, opening_message
+
+from envsched_gym import EnvSpec, Episode, Message, TaskSpec
 
 SCENARIO = {
     "persona": None,
@@ -32,8 +33,14 @@ def _say(user: ScriptedTauUser, episode: Episode, text: str) -> tuple[str, bool]
 
 
 def test_first_person_rewrites_the_scenario() -> None:
-    assert first_person("You are Emma Kim. Your user id is emma_1. You want to cancel it.") == "I am Emma Kim. My user id is emma_1. I want to cancel it."
-    assert opening_message(SCENARIO) == "Hi! I want to return the water bottle from order #W123. I am Yusuf Rossi in zip code 19122.\nMy email is yusuf@example.com."
+    assert (
+        first_person("You are Emma Kim. Your user id is emma_1. You want to cancel it.")
+        == "I am Emma Kim. My user id is emma_1. I want to cancel it."
+    )
+    assert (
+        opening_message(SCENARIO)
+        == "Hi! I want to return the water bottle from order #W123. I am Yusuf Rossi in zip code 19122.\nMy email is yusuf@example.com."
+    )
 
 
 def test_answers_questions_from_known_and_unknown_info() -> None:

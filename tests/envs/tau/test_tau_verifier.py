@@ -5,11 +5,11 @@ from __future__ import annotations
 import copy
 
 import pytest
+from envsched_gym.envs.tau.verifier import TauVerifier, action_matched, communicated
 
 import envsched_gym
 from envsched_gym import CallRecord, Episode, Message, TaskSpec, ToolCall, ToolError
 from envsched_gym.data import DataNotFoundError
-from envsched_gym.envs.tau.verifier import TauVerifier, action_matched, communicated
 
 
 @pytest.fixture(scope="module")
