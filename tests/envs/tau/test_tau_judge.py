@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from envsched_gym.envs.tau.judge import LLMJudge, judge_from_option
 
 from envsched_gym import Message
-from envsched_gym.envs.tau.judge import LLMJudge, judge_from_option
 from envsched_gym.llm_user import LLMError
 
 
