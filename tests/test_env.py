@@ -1,0 +1,172 @@
+"""ToolUseEnv: the episode protocol, validation errors, limits, isolation and info."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import envsched_gym
+from envsched_gym import UserReply, UserSimulator
+from envsched_gym.policies import NoOpPolicy, OraclePolicy, run_episode
+from tests.conftest import NotesAdapter
+
+
+def _call(name: str, **args: object) -> str:
+    return envsched_gym.render_calls([envsched_gym.ToolCall(name, dict(args))])
+
+
+@pytest.fixture
+def env(notes_adapter: NotesAdapter) -> gym.Env:
+    return gym.make("envsched/Notes-v0")
+
+
+def test_reset_gives_instruction_tools_and_messages(env: gym.Env) -> None:
+    obs, info = env.reset(seed=0, options={"task_id": "notes/0"})
+    assert obs == "Add a note 'call' saying 'call mum'."
+    assert [m["role"] for m in info["messages"]] == ["system", "user"]
+    assert {t["function"]["name"] for t in info["tools"]} == {"read_note", "write_note", "crash"}
+    assert info["task_id"] == "notes/0" and info["env_id"] == "Notes"
+
+
+def test_tool_result_observation_and_records(env: gym.Env) -> None:
+    env.reset(seed=0, options={"task_id": "notes/0"})
+    obs, reward, terminated, truncated, info = env.step(_call("read_note", title="todo"))
+    assert obs == '<tool_response>\n{"text": "buy milk", "tag": "home"}\n</tool_response>'
+    assert (reward, terminated, truncated) == (0.0, False, False)
+    assert info["parse"] == {"format": "qwen3", "n_calls": 1, "errors": []}
+    assert [m["role"] for m in info["messages"]] == ["assistant", "tool"]
+    record = env.unwrapped.episode.calls[0]
+    assert record.ok and not record.write and record.turn == 0
+
+
+@pytest.mark.parametrize(
+    ("action", "expected"),
+    [
+        (_call("reed_note", title="x"), "Error: unknown tool 'reed_note'. Did you mean 'read_note'?"),
+        (_call("write_note", title="x"), "Error: invalid arguments for 'write_note': 'text' is a required property"),
+        (_call("write_note", title="x", text=3), "Error: invalid arguments for 'write_note' at 'text': 3 is not of type 'string'"),
+        (_call("write_note", title="x", text="y", tag="play"), "Error: invalid arguments for 'write_note' at 'tag': 'play' is not one of"),
+        (_call("read_note", title="x", colour="red"), "Error: unexpected argument(s) ['colour'] for 'read_note'"),
+        (_call("read_note", title="nope"), "Error: no note titled 'nope'"),
+        (_call("crash", n=1), "Error: RuntimeError: backend bug"),
+        ("<tool_call>{oops}</tool_call>", "Error: could not parse the tool call (qwen3): tool call is not valid JSON"),
+        ("__import__('os').system('echo hi')", "Error: could not parse the tool call (python)"),
+    ],
+)
+def test_bad_calls_become_error_observations(env: gym.Env, action: str, expected: str) -> None:
+    env.reset(seed=0, options={"task_id": "notes/0"})
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert expected in obs, obs
+    assert not terminated and not truncated
+    assert env.unwrapped.world.notes == {"todo": {"text": "buy milk", "tag": "home"}}
+
+
+def test_parse_errors_are_flagged_in_info(env: gym.Env) -> None:
+    env.reset(seed=0, options={"task_id": "notes/0"})
+    info = env.step("<tool_call>{oops}</tool_call>")[4]
+    assert info["parse"]["errors"][0]["format"] == "qwen3"
+    assert env.unwrapped.episode.parse_errors == 1
+
+
+def test_oracle_and_noop(env: gym.Env) -> None:
+    for task_id in ("notes/0", "notes/1"):
+        assert run_episode(env, OraclePolicy(), task_id)["reward"] == 1.0
+        assert run_episode(env, NoOpPolicy(), task_id)["reward"] == 0.0
+
+
+def test_multi_turn_scripted_user(env: gym.Env) -> None:
+    env.reset(seed=0, options={"task_id": "notes/1"})
+    env.step(_call("read_note", title="todo"))
+    obs, _, terminated, _, info = env.step("It says buy milk.")
+    assert obs == "Now tag a note 'x' with text 'y' as work." and not terminated and info["turn"] == 1
+    env.step(_call("write_note", title="x", text="y", tag="work"))
+    obs, reward, terminated, truncated, info = env.step("Done.")
+    assert terminated and not truncated and reward == 1.0
+    assert info["outcome"]["breakdown"] == {"state": 1.0, "facts": 1.0}
+    assert [c.turn for c in env.unwrapped.episode.calls] == [0, 1]
+
+
+def test_wrong_final_state_scores_zero_with_breakdown(env: gym.Env) -> None:
+    env.reset(seed=0, options={"task_id": "notes/0"})
+    env.step(_call("write_note", title="call", text="call dad"))
+    _, reward, terminated, _, info = env.step("Saved the note 'call'.")
+    assert terminated and reward == 0.0 and info["reward_breakdown"] == {"state": 0.0, "facts": 1.0}
+
+
+def test_each_episode_gets_its_own_world(env: gym.Env, notes_adapter: NotesAdapter) -> None:
+    env.reset(seed=0, options={"task_id": "notes/0"})
+    env.step(_call("write_note", title="a", text="b"))
+    first = env.unwrapped.world
+    other = gym.make("envsched/Notes-v0")
+    other.reset(seed=0, options={"task_id": "notes/0"})
+    assert "a" not in other.unwrapped.world.notes
+    env.reset(seed=0, options={"task_id": "notes/0"})
+    assert env.unwrapped.world is not first and "a" not in env.unwrapped.world.notes
+
+
+def test_step_limit_truncates(env: gym.Env) -> None:
+    env.reset(seed=0, options={"task_id": "notes/0"})
+    for _ in range(5):
+        assert env.step(_call("read_note", title="todo"))[3] is False
+    obs, reward, terminated, truncated, info = env.step(_call("read_note", title="todo"))
+    assert truncated and not terminated and info["termination"] == "max_steps" and reward == 0.0
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step("hi")
+
+
+def test_per_turn_limit_truncates(notes_adapter: NotesAdapter) -> None:
+    env = gym.make("envsched/Notes-v0", adapter_options={"max_steps_per_turn": 2})
+    env.reset(seed=0, options={"task_id": "notes/1"})
+    env.step(_call("read_note", title="todo"))
+    *_, terminated, truncated, info = env.step(_call("read_note", title="todo"))
+    assert truncated and info["termination"] == "turn_limit"
+
+
+def test_single_response_is_scored_not_executed(env: gym.Env) -> None:
+    env.reset(seed=0, options={"task_id": "notes/2"})
+    obs, reward, terminated, truncated, info = env.step(_call("read_note", title="todo"))
+    assert terminated and obs == "" and info["termination"] == "single_response"
+    assert env.unwrapped.episode.calls == []
+
+
+class _BrokenUser(UserSimulator):
+    def start(self, task: envsched_gym.TaskSpec) -> str:
+        return task.instruction
+
+    def reply(self, episode: envsched_gym.Episode) -> UserReply:
+        raise TimeoutError("endpoint timed out after 30 s")
+
+
+def test_failing_user_ends_episode_with_error_in_info(env: gym.Env) -> None:
+    env.reset(seed=0, options={"task_id": "notes/0", "user": _BrokenUser()})
+    _, reward, terminated, truncated, info = env.step("Hello?")
+    assert terminated and not truncated and reward == 0.0 and info["user_error"] == "TimeoutError: endpoint timed out after 30 s"
+
+
+def test_reset_without_task_id_is_seeded(env: gym.Env) -> None:
+    picks = set()
+    for seed in range(8):
+        first = env.reset(seed=seed)[1]["task_id"]
+        assert env.reset(seed=seed)[1]["task_id"] == first
+        picks.add(first)
+    assert len(picks) > 1
+
+
+def test_split_restricts_random_draws(notes_adapter: NotesAdapter) -> None:
+    env = gym.make("envsched/Notes-v0", split="test")
+    assert {env.reset(seed=s)[1]["task_id"] for s in range(5)} == {"notes/1"}
+    with pytest.raises(ValueError, match="no tasks in split 'heldout'"):
+        gym.make("envsched/Notes-v0", split="heldout").reset(seed=0)
+
+
+def test_unknown_task_id_suggests(env: gym.Env) -> None:
+    with pytest.raises(KeyError, match="Did you mean"):
+        env.reset(options={"task_id": "notes/00"})
+
+
+def test_ansi_render(notes_adapter: NotesAdapter) -> None:
+    env = gym.make("envsched/Notes-v0", render_mode="ansi")
+    env.reset(seed=0, options={"task_id": "notes/0"})
+    env.step(_call("read_note", title="todo"))
+    text = env.render()
+    assert "[user] Add a note" in text and "-> read_note({'title': 'todo'})" in text and "[tool:read_note]" in text
