@@ -240,7 +240,7 @@ def _python_arguments(node: ast.Call, name: str, signatures: dict[str, list[str]
         names = signatures.get(name)
         if names is None or len(node.args) > len(names):
             raise ValueError("positional arguments are not supported here; pass them by keyword (a=1)")
-        for param, value in zip(names, node.args):
+        for param, value in zip(names, node.args, strict=False):
             args[param] = _literal(value)
     for kw in node.keywords:
         if kw.arg is None:
