@@ -148,3 +148,42 @@ def test_llm_user_is_generic_over_scenarios(server: FakeServer) -> None:
     assert server.requests[0]["body"]["messages"] == [
         {"role": "system", "content": "Play a diner.\n\n<scenario>\nWants a table.\n</scenario>"}
     ]
+
+
+@pytest.mark.slow
+def test_local_transformers_backend_generates_greedily(tmp_path: Any) -> None:
+    """A tiny random Qwen3 saved locally: chat template in, decoded reply out, deterministic."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    from envsched_gym.llm_user import TransformersBackend
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<|im_start|>", "<|im_end|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    bpe.train_from_iterator(["Hi! How can I help you today?", "I want to cancel my order."] * 20, trainer)
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|im_end|>")
+    tokenizer.chat_template = (
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    torch.manual_seed(0)
+    config = transformers.Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=64,
+        head_dim=16,
+    )
+    transformers.Qwen3ForCausalLM(config).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    backend = TransformersBackend(str(tmp_path), max_new_tokens=6, device="cpu")
+    messages = [{"role": "system", "content": "Play a customer."}, {"role": "user", "content": "Hi! How can I help you today?"}]
+    reply = backend.complete(messages)
+    assert isinstance(reply, str) and reply == backend.complete(messages)
