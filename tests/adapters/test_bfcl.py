@@ -1,0 +1,131 @@
+"""The BFCL adapter: registration, declarations, splits, data location, multi-turn protocol."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import envsched_gym
+from envsched_gym.data import DataNotFoundError
+from envsched_gym.declarations import TaskSpec
+from envsched_gym.env import ToolUseEnv
+from envsched_gym.registry import BFCL_CATEGORIES
+from envsched_gym.rendering import render_turn
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "benchmarks"
+pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"BFCL data not found at {DATA}")
+
+
+@pytest.fixture(scope="module")
+def bfcl():
+    from envsched_gym.adapters.bfcl import BFCLAdapter
+
+    return BFCLAdapter(data_dir=DATA)
+
+
+def test_every_v3_category_is_registered():
+    assert envsched_gym.registered_ids("BFCL") == sorted(f"envsched/BFCL-{c}-v0" for c in BFCL_CATEGORIES)
+    assert len(BFCL_CATEGORIES) == 17
+
+
+@pytest.mark.parametrize("category", BFCL_CATEGORIES)
+def test_gym_make_and_env_checker(category, monkeypatch):
+    monkeypatch.setenv("ENVSCHED_BENCHMARKS", str(DATA))
+    env = gym.make(f"envsched/BFCL-{category}-v0")
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, info = env.reset(seed=1)
+    assert isinstance(obs, str) and obs and info["tools"]
+
+
+def test_declarations(bfcl):
+    specs = {s.env_id: s for s in bfcl.env_specs()}
+    assert len(specs) == 17
+    base = specs["BFCL/multi_turn_base"]
+    assert base.max_steps_per_turn == 20 and base.verifier_kind == "bfcl_multi_turn"
+    assert {c.name for c in base.state_components} == {
+        "GorillaFileSystem", "MathAPI", "MessageAPI", "TwitterAPI", "TicketAPI", "TradingBot", "TravelAPI", "VehicleControlAPI",
+    }  # fmt: skip
+    assert all(t.parameters["type"] == "object" for t in base.tools)
+    assert specs["BFCL/simple_java"].interaction == "single_response"
+    assert specs["BFCL/irrelevance"].verifier_kind == "bfcl_irrelevance"
+    assert specs["BFCL/live_relevance"].verifier_kind == "bfcl_relevance"
+
+
+def test_tool_schemas_are_openai_form(bfcl):
+    def types(node):
+        yield node.get("type")
+        for child in list(node.get("properties", {}).values()) + ([node["items"]] if "items" in node else []):
+            yield from types(child)
+
+    seen = Counter(t for task in bfcl.tasks("all") for tool in task.tools or [] for t in types(tool.parameters))
+    assert set(seen) <= {"object", "string", "integer", "number", "boolean", "array", None}
+    java = next(t for t in bfcl.tasks("all") if t.metadata["category"] == "simple_java")
+    assert all(p["type"] == "string" for tool in java.tools for p in tool.parameters["properties"].values())
+
+
+def test_task_counts_ids_and_split(bfcl):
+    tasks = list(bfcl.tasks("all"))
+    counts = Counter(t.metadata["category"] for t in tasks)
+    assert counts["simple_python"] == 400 and counts["live_multiple"] == 1053 and counts["multi_turn_miss_param"] == 200
+    assert len({t.task_id for t in tasks}) == len(tasks) == 4441
+    test_share = sum(t.split == "test" for t in tasks) / len(tasks)
+    assert 0.17 < test_share < 0.23
+    assert {t.task_id for t in bfcl.tasks("test")} == {t.task_id for t in tasks if t.split == "test"}
+    assert TaskSpec.from_json(tasks[-1].to_json()) == tasks[-1]
+
+
+def test_missing_data_is_a_clear_error(tmp_path, monkeypatch):
+    from envsched_gym.envs.bfcl import data
+
+    monkeypatch.delenv("ENVSCHED_BENCHMARKS", raising=False)
+    monkeypatch.setattr(data, "_installed_data_dir", lambda: None)
+    monkeypatch.setattr(data, "benchmark_root", lambda: tmp_path)
+    with pytest.raises(DataNotFoundError, match="pip install --no-deps bfcl-eval"):
+        data.find_data_dir(tmp_path)
+
+
+def test_data_from_benchmark_root_and_data_dir(bfcl):
+    from envsched_gym.envs.bfcl.data import find_data_dir
+
+    assert find_data_dir(DATA) == find_data_dir(DATA / "bfcl" / "bfcl_eval" / "data") == bfcl.data_dir
+
+
+def test_miss_func_adds_held_out_functions_at_their_turn(bfcl):
+    task = next(t for t in bfcl.tasks("all") if t.task_id == "multi_turn_miss_func_0")
+    env = ToolUseEnv(bfcl, "envsched/BFCL-multi_turn_miss_func-v0")
+    env.reset(options={"task_id": task.task_id})
+    names = lambda: {t.name for t in env.tools()}  # noqa: E731
+    assert "sort" not in names()
+    messages = [render_turn(turn) for turn in task.solution]
+    observations = []
+    for message in messages:
+        observations.append(env.step(message)[0])
+        if env.episode.turn == 3:
+            break
+    assert "sort" in names()
+    assert observations[-1] == "I have updated some more functions you can choose from. What about now?"
+
+
+def test_turn_step_limit_truncates_with_zero_reward(bfcl):
+    env = ToolUseEnv(bfcl, "envsched/BFCL-multi_turn_base-v0")
+    env.reset(options={"task_id": "multi_turn_base_0"})
+    for step in range(20):
+        _, reward, terminated, truncated, info = env.step('<tool_call>{"name": "pwd", "arguments": {}}</tool_call>')
+    assert truncated and not terminated and reward == 0.0
+    assert info["termination"] == "turn_limit"
+
+
+def test_dense_turn_credit_is_reported_separately(bfcl):
+    task = next(t for t in bfcl.tasks("all") if t.task_id == "multi_turn_base_0")
+    env = ToolUseEnv(bfcl, "envsched/BFCL-multi_turn_base-v0")
+    env.reset(options={"task_id": task.task_id})
+    env.step(render_turn(task.solution[0]))
+    env.step("Done.")
+    for _ in range(len(task.user_turns) - 1):
+        _, reward, terminated, _, info = env.step("I cannot do that.")
+    assert terminated and reward == 0.0
+    assert info["reward_breakdown"]["turn_pass_rate"] == pytest.approx(1 / sum(bool(g) for g in task.verifier.params["ground_truth"]))
