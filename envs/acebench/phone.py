@@ -1,9 +1,11 @@
 """ACEBench's phone-platform scenario classes: device (wifi, login), messages, reminders, food.
 
-Behaviour and return values follow ACEBench's ``scenariosen/phone_platform`` classes. The
+Behaviour and return values follow ACEBench's ``scenariosen`` and ``scenarioszh``
+``phone_platform`` classes (messages in :mod:`envsched_gym.envs.acebench.messages`). The
 classes carry no data: their state (users, inbox, merchants, ...) is loaded from the extracted
 initial states of the task's language (see :mod:`envsched_gym.envs.acebench.dataset`), so the
-same code serves English and Chinese tasks. Message and reminder ids are ``int`` keys, as in
+same code serves English and Chinese tasks. The one behavioural difference between the two
+sets, the Chinese food platform refusing an order that costs exactly the balance, is kept. Message and reminder ids are ``int`` keys, as in
 the original; :meth:`Scenario.saved_state` writes them as strings, as the ground truth does.
 
 Failures are returned as ``{"status": False, "message": ...}`` dicts exactly where the
@@ -18,6 +20,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from envsched_gym import ToolError, World, tool
+from envsched_gym.envs.acebench.messages import say
 
 Result = dict[str, Any]
 
@@ -32,6 +35,17 @@ class Scenario(World):
 
     saved_attributes: ClassVar[tuple[str, ...]] = ()
     int_key_attributes: ClassVar[tuple[str, ...]] = ()
+    _language: str = "en"
+
+    def set_language(self, language: str) -> None:
+        """Word return messages as the ``en`` or ``zh`` scenario set does."""
+        self._language = language
+
+    def _say(self, key: str, **fields: Any) -> str:
+        return say(self._language, key, **fields)
+
+    def _fail(self, key: str, **fields: Any) -> Result:
+        return {"status": False, "message": self._say(key, **fields)}
 
     def load_initial(self, state: dict[str, Any]) -> None:
         """Set the attributes ``__init__`` sets in ACEBench (from the extracted initial state)."""
@@ -55,10 +69,6 @@ class Scenario(World):
         return out
 
 
-def _fail(message: str) -> Result:
-    return {"status": False, "message": message}
-
-
 class BaseApi(Scenario):
     """The phone: Wi-Fi and device login, shared by every phone-platform app."""
 
@@ -76,13 +86,13 @@ class BaseApi(Scenario):
     def turn_on_wifi(self) -> Result:
         """Turn on WiFi connection."""
         self.wifi = True
-        return {"status": True, "message": "Wi-Fi has been turned on"}
+        return {"status": True, "message": self._say("wifi_on")}
 
     @tool(write=True)
     def login_device(self) -> Result:
         """Log in to the device."""
         self.logged_in = True
-        return {"status": True, "message": "Device has been logged in"}
+        return {"status": True, "message": self._say("device_logged_in")}
 
 
 class MessageApi(BaseApi):
@@ -108,20 +118,20 @@ class MessageApi(BaseApi):
             message: The content of the message to be sent.
         """
         if not self.logged_in:
-            return _fail("Device not logged in, unable to send message")
+            return self._fail("send_not_logged_in")
         if not self.wifi:
-            return _fail("Wi-Fi is turned off, cannot send messages at this time")
+            return self._fail("send_no_wifi")
         if len(self.inbox) >= self.max_capacity:
-            return _fail("Inbox capacity is full. You need to ask the user which message to delete.")
+            return self._fail("inbox_full")
         if sender_name not in self.user_list or receiver_name not in self.user_list:
-            return _fail("Sender or receiver does not exist")
+            return self._fail("no_such_users")
         self.message_id_counter += 1
         self.inbox[self.message_id_counter] = {
             "sender_id": self.user_list[sender_name]["user_id"],
             "receiver_id": self.user_list[receiver_name]["user_id"],
             "message": message,
         }
-        return {"status": True, "message": f"Message successfully sent to {receiver_name}."}
+        return {"status": True, "message": self._say("sent", receiver=receiver_name)}
 
     @tool(write=True)
     def delete_message(self, message_id: int) -> Result:
@@ -131,11 +141,11 @@ class MessageApi(BaseApi):
             message_id: The ID of the message to be deleted.
         """
         if not self.logged_in:
-            return _fail("Device not logged in, unable to delete message")
+            return self._fail("delete_not_logged_in")
         if message_id not in self.inbox:
-            return _fail("Message ID does not exist")
+            return self._fail("no_such_message")
         del self.inbox[message_id]
-        return {"status": True, "message": f"Message ID {message_id} has been successfully deleted."}
+        return {"status": True, "message": self._say("deleted", id=message_id)}
 
     @tool
     def view_messages_between_users(self, sender_name: str, receiver_name: str) -> Result:
@@ -146,18 +156,18 @@ class MessageApi(BaseApi):
             receiver_name: The name of the user receiving the messages.
         """
         if not self.logged_in:
-            return _fail("Device not logged in, unable to view message information")
+            return self._fail("view_not_logged_in")
         if sender_name not in self.user_list:
-            return _fail("Sender does not exist")
+            return self._fail("no_sender")
         if receiver_name not in self.user_list:
-            return _fail("Receiver does not exist")
+            return self._fail("no_receiver")
         sender_id, receiver_id = self.user_list[sender_name]["user_id"], self.user_list[receiver_name]["user_id"]
         found = [
             {"id": i, "sender": sender_name, "receiver": receiver_name, "message": m["message"]}
             for i, m in self.inbox.items()
             if m["sender_id"] == sender_id and m["receiver_id"] == receiver_id
         ]
-        return {"status": True, "messages": found} if found else _fail("No related message records found")
+        return {"status": True, "messages": found} if found else self._fail("no_messages_between")
 
     @tool
     def search_messages(self, user_name: str, keyword: str) -> Result:
@@ -168,20 +178,20 @@ class MessageApi(BaseApi):
             keyword: The keyword to search for within the messages.
         """
         if user_name not in self.user_list:
-            return _fail("User does not exist")
+            return self._fail("no_user")
         user_id = self.user_list[user_name]["user_id"]
         found = [
             {"id": i, "sender_id": m["sender_id"], "receiver_id": m["receiver_id"], "message": m["message"]}
             for i, m in self.inbox.items()
             if user_id in (m["sender_id"], m["receiver_id"]) and keyword.lower() in m["message"].lower()
         ]
-        return {"status": True, "messages": found} if found else _fail("No messages found containing the keyword")
+        return {"status": True, "messages": found} if found else self._fail("no_keyword_messages")
 
     @tool
     def get_all_message_times_with_ids(self) -> dict[Any, Any]:
         """Get the times of all messages along with their message IDs."""
         if not self.logged_in:
-            return _fail("Device not logged in, unable to retrieve all message times and their corresponding message IDs.")
+            return self._fail("times_not_logged_in")
         return {i: self._time_of(i) for i in self.inbox}
 
     @tool
@@ -196,12 +206,12 @@ class MessageApi(BaseApi):
 
     def _extreme_message(self, which: str, pick: Any) -> Result:
         if not self.logged_in:
-            return _fail(f"Device not logged in, unable to retrieve the {which} sent message ID.")
+            return self._fail(f"{which}_not_logged_in")
         if not self.inbox:
-            return _fail("No message records found")
+            return self._fail("no_messages")
         times = {i: datetime.strptime(self._time_of(i), "%Y-%m-%d") for i in self.inbox}
         best = pick(times, key=times.__getitem__)  # ties keep the first id, as the original's strict comparison
-        return {"status": True, "message": f"The {which} message ID is {best}", "message_id": best}
+        return {"status": True, "message": self._say(f"{which}_id", id=best), "message_id": best}
 
     def _time_of(self, message_id: int) -> str:
         time = self.inbox[message_id].get("time")
@@ -230,11 +240,11 @@ class ReminderApi(BaseApi):
             title: The title of the reminder.
         """
         if not self.logged_in:
-            return _fail("The device is not logged in, so you cannot view notifications")
+            return self._fail("reminder_view_not_logged_in")
         for reminder in self.reminder_list.values():
             if reminder["title"] == title:
                 return {"status": True, "reminder": reminder}
-        return _fail(f"No reminder found with the title '{title}'.")
+        return self._fail("no_reminder_title", title=title)
 
     @tool(write=True)
     def add_reminder(self, title: str, description: str, time: str) -> Result:
@@ -246,13 +256,13 @@ class ReminderApi(BaseApi):
             time: The time of the reminder, in the format YYYY-MM-DD HH:MM.
         """
         if not self.logged_in:
-            return _fail("Device not logged in. Unable to add a new reminder.")
+            return self._fail("reminder_add_not_logged_in")
         if len(self.reminder_list) >= self.max_capacity:
-            return _fail("Reminder capacity is full. Unable to add a new reminder.")
+            return self._fail("reminders_full")
         self.reminder_id_counter += 1
         rid = self.reminder_id_counter
         self.reminder_list[rid] = {"reminder_id": rid, "title": title, "description": description, "time": time, "notified": False}
-        return {"status": True, "message": f"Reminder '{title}' was successfully added."}
+        return {"status": True, "message": self._say("reminder_added", title=title)}
 
     @tool(write=True)
     def delete_reminder(self, reminder_id: int) -> Result:
@@ -262,31 +272,34 @@ class ReminderApi(BaseApi):
             reminder_id: The ID of the reminder to delete.
         """
         if not self.logged_in:
-            return _fail("Device not logged in. Unable to delete the specified reminder.")
+            return self._fail("reminder_delete_not_logged_in")
         if reminder_id not in self.reminder_list:
-            return _fail("Reminder ID does not exist.")
+            return self._fail("no_such_reminder")
         del self.reminder_list[reminder_id]
-        return {"status": True, "message": f"Reminder ID {reminder_id} was successfully deleted."}
+        return {"status": True, "message": self._say("reminder_deleted", id=reminder_id)}
 
     @tool
     def view_all_reminders(self) -> Result:
         """View all reminders."""
         if not self.reminder_list:
-            return _fail("No reminders found.")
+            return self._fail("no_reminders")
         keys = ("title", "description", "time", "notified")
         return {"status": True, "reminders": [{k: r[k] for k in keys} for r in self.reminder_list.values()]}
 
     @tool
     def search_reminders(self, keyword: str) -> Result:
-        """Search reminders whose title or description contains a keyword.
+        """Search reminders whose title or description contains a keyword (no login needed, as in the zh original).
 
         Args:
             keyword: The keyword to search for.
         """
-        if not self.logged_in:
-            return _fail("Device not logged in. Unable to search reminders.")
-        found = [r for r in self.reminder_list.values() if keyword.lower() in f"{r['title']} {r['description']}".lower()]
-        return {"status": True, "reminders": found} if found else _fail("No reminders found containing the keyword.")
+        key = keyword.lower()
+        found = [
+            {"title": r["title"], "description": r["description"], "time": r["time"]}
+            for r in self.reminder_list.values()
+            if key in r["title"].lower() or key in r["description"].lower()
+        ]
+        return {"status": True, "reminders": found} if found else self._fail("no_keyword_reminders")
 
     @tool(write=True)
     def mark_as_notified(self, reminder_id: int) -> Result:
@@ -295,12 +308,10 @@ class ReminderApi(BaseApi):
         Args:
             reminder_id: The ID of the reminder.
         """
-        if not self.logged_in:
-            return _fail("Device not logged in. Unable to mark the reminder as notified.")
         if reminder_id not in self.reminder_list:
-            return _fail("Reminder ID does not exist.")
+            return self._fail("no_such_reminder")
         self.reminder_list[reminder_id]["notified"] = True
-        return {"status": True, "message": f"Reminder ID {reminder_id} has been marked as notified."}
+        return {"status": True, "message": self._say("reminder_notified", id=reminder_id)}
 
 
 class FoodPlatform(BaseApi):
@@ -328,21 +339,21 @@ class FoodPlatform(BaseApi):
             password: The password.
         """
         if not self.wifi:
-            return _fail("Wi-Fi is not enabled, unable to login")
+            return self._fail("food_no_wifi")
         if username not in self.users:
-            return _fail("User does not exist")
+            return self._fail("no_user")
         if self.users[username]["password"] != password:
-            return _fail("Incorrect password")
+            return self._fail("wrong_password")
         if username in self.logged_in_users:
-            return _fail(f"{username} is already logged in")
+            return self._fail("already_logged_in", user=username)
         self.logged_in_users.append(username)
-        return {"status": True, "message": f"User {username} has successfully logged in!"}
+        return {"status": True, "message": self._say("food_logged_in", user=username)}
 
     @tool
     def view_logged_in_users(self) -> Result:
         """View all users currently logged in to the food platform."""
         if not self.logged_in_users:
-            return _fail("No users are currently logged in to the food platform")
+            return self._fail("nobody_logged_in")
         return {"status": True, "logged_in_users": self.logged_in_users}
 
     @tool
@@ -364,24 +375,25 @@ class FoodPlatform(BaseApi):
             items: Items, each ``{"product": name, "quantity": n}``.
         """
         if username not in self.logged_in_users:
-            return _fail(f"User {username} is not logged in to the food platform")
+            return self._fail("food_not_logged_in", user=username)
         if merchant_name not in self.merchant_list:
-            return _fail("Merchant does not exist")
+            return self._fail("no_merchant")
         menu = {p["product"]: p["price"] for p in self.merchant_list[merchant_name]["menu"]}
         total, lines = 0.0, []
         for item in items:
             product, quantity = item.get("product"), item.get("quantity", 1)
             if not isinstance(quantity, int) or isinstance(quantity, bool) or quantity <= 0:
-                return _fail(f"Invalid quantity {quantity} for product {product}")
+                return self._fail("bad_quantity", quantity=quantity, product=product)
             if product not in menu:
-                return _fail(f"Product {product} does not exist in {merchant_name}'s menu")
+                return self._fail("no_product", product=product, merchant=merchant_name)
             total += menu[product] * quantity
             lines.append({"product": product, "quantity": quantity, "price_per_unit": menu[product]})
-        if total > self.users[username]["balance"]:
-            return _fail("Insufficient balance to place the order")
+        balance = self.users[username]["balance"]
+        if total > balance or (self._language == "zh" and total == balance):  # the zh original refuses an exact balance
+            return self._fail("insufficient_balance")
         self.users[username]["balance"] -= total
         self.orders.append({"user_name": username, "merchant_name": merchant_name, "items": lines, "total_price": total})
-        return {"status": True, "message": f"Food delivery order successfully placed with {merchant_name}. Total amount: {total} yuan"}
+        return {"status": True, "message": self._say("ordered", merchant=merchant_name, total=total)}
 
     @tool
     def get_products(self, merchant_name: str) -> Any:
@@ -391,7 +403,7 @@ class FoodPlatform(BaseApi):
             merchant_name: The merchant's name.
         """
         merchant = self.merchant_list.get(merchant_name)
-        return merchant["menu"] if merchant else _fail(f"Merchant '{merchant_name}' does not exist")
+        return merchant["menu"] if merchant else self._fail("merchant_missing", merchant=merchant_name)
 
     @tool
     def view_orders(self, user_name: str) -> Result:
@@ -401,7 +413,7 @@ class FoodPlatform(BaseApi):
             user_name: The user's name.
         """
         found = [o for o in self.orders if o["user_name"] == user_name]
-        return {"status": True, "orders": found} if found else _fail("User has no order records")
+        return {"status": True, "orders": found} if found else self._fail("no_orders")
 
     @tool
     def search_orders(self, keyword: str) -> Result:
@@ -415,4 +427,4 @@ class FoodPlatform(BaseApi):
             o for o in self.orders
             if key in o["merchant_name"].lower() or any(key in i["product"].lower() for i in o.get("items", []))
         ]  # fmt: skip
-        return {"status": True, "orders": found} if found else _fail("No matching orders found")
+        return {"status": True, "orders": found} if found else self._fail("no_matching_orders")

@@ -1,6 +1,6 @@
 """ACEBench's ``Travel`` scenario: flights, reservations, baggage and refunds.
 
-Behaviour and return values follow ACEBench's ``scenariosen/travel.py`` (its fixed clock is
+Behaviour and return values follow ACEBench's ``scenariosen/travel.py`` and ``scenarioszh/travel.py`` (its fixed clock is
 2024-07-14 06:00; cancelling refunds to the cash balance and keeps the reservation, as the
 original does). The state (users, flights, reservations) is loaded from the extracted
 initial state of the task's language. ``Travel`` ignores the task's ``BaseApi`` config.
@@ -52,7 +52,7 @@ class Travel(Scenario):
             f for f in self.flights if (not origin or f["origin"] == origin) and (not destination or f["destination"] == destination)
         ]
         if not flights:
-            return "There are no direct flights that meet the criteria."
+            return self._say("no_direct_flights")
         return [dict(f) for f in flights]
 
     @tool
@@ -66,7 +66,7 @@ class Travel(Scenario):
         user = self.users.get(user_id)
         if user and user["password"] == password:
             return {k: v for k, v in user.items() if k != "password"}
-        return {"status": "error", "message": "Incorrect username or password."}
+        return {"status": "error", "message": self._say("bad_credentials")}
 
     @tool
     def get_reservation_details(self, reservation_id: str | None = None, user_id: str | None = None) -> Any:
@@ -81,7 +81,7 @@ class Travel(Scenario):
         elif user_id:
             found = [r for r in self.reservations if r["user_id"] == user_id]
         else:
-            return {"status": "error", "message": "Please provide a valid reservation ID or user ID"}
+            return {"status": "error", "message": self._say("need_reservation_or_user")}
         return [{**r, "flight_info": self._flight(r["flight_no"])} for r in found]
 
     @tool
@@ -103,7 +103,7 @@ class Travel(Scenario):
             for b in second
             if datetime.strptime(a["arrival_time"], _TIME) < datetime.strptime(b["depart_time"], _TIME)
         ]
-        return pairs or "No connecting flights that meet the criteria were found."
+        return pairs or self._say("no_transfer_flights")
 
     @tool(write=True)
     def reserve_flight(self, user_id: str, password: str, flight_no: str, cabin: str, payment_method: str, baggage_count: int) -> str:
@@ -119,7 +119,7 @@ class Travel(Scenario):
         """
         user = self.users.get(user_id)
         if not user or user["password"] != password:
-            raise ToolError("Incorrect username or password.")
+            raise ToolError(self._say("bad_credentials"))
         flight = next((f for f in self.flights if f["flight_no"] == flight_no and f["status"] == "available"), None)
         if flight is None:
             raise ToolError(f"no available flight {flight_no}")
@@ -127,10 +127,10 @@ class Travel(Scenario):
             user["membership_level"], cabin, baggage_count
         )
         if payment_method not in ("cash", "bank"):
-            return "Invalid payment method"
+            return self._say("invalid_payment")
         balance = f"{payment_method}_balance"
         if total > user[balance]:
-            return f"Your {payment_method} balance is insufficient. Please consider using another payment method."
+            return self._say("balance_short", method=payment_method)
         user[balance] -= total
         flight["seats_available"] -= 1
         rid = f"res_{len(self.reservations) + 1}"
@@ -144,7 +144,7 @@ class Travel(Scenario):
                 "baggage": baggage_count,
             }
         )
-        return f"Booking successful. Reservation ID: {rid}. Total cost: {total} yuan (including baggage fees)."
+        return self._say("booked", id=rid, total=total)
 
     @tool(write=True)
     def modify_flight(
@@ -168,24 +168,24 @@ class Travel(Scenario):
         """
         reservation = self._reservation(user_id, reservation_id)
         if reservation is None:
-            return "Reservation not found or user ID does not match."
+            return self._say("reservation_not_found")
         current = self._flight(reservation["flight_no"])
         if current is None:
-            return "Flight information not found."
+            return self._say("flight_not_found")
         method = new_payment_method or reservation["payment_method"]
         user = self.users[user_id]
         notes: list[str] = []
         if new_flight_no and new_flight_no != reservation["flight_no"]:
             new = self._flight(new_flight_no)
             if not new or (new["origin"], new["destination"]) != (current["origin"], current["destination"]):
-                return "Flight change failed: Invalid new flight number or destination does not match."
+                return self._say("flight_change_failed")
             reservation["flight_no"] = new_flight_no
-            notes.append("Flight number has been changed.")
+            notes.append(self._say("flight_changed"))
         if new_cabin and new_cabin != reservation.get("cabin"):
             notes.append(self._change_cabin(user, reservation, current, new_cabin, method))
         if add_baggage > 0:
             notes.append(self._add_baggage(user, reservation, add_baggage, method))
-        return " ".join(n for n in notes if n) or "Modification completed with no additional fees."
+        return " ".join(n for n in notes if n) or self._say("modified_free")
 
     @tool(write=True)
     def cancel_reservation(self, user_id: str, reservation_id: str, reason: str) -> str:
@@ -198,26 +198,26 @@ class Travel(Scenario):
         """
         user = self.users.get(user_id)
         if not user:
-            return "Invalid user ID."
+            return self._say("invalid_user")
         reservation = self._reservation(user_id, reservation_id)
         if reservation is None:
-            return "Invalid reservation ID or it does not belong to the user."
+            return self._say("invalid_reservation")
         flight = self._flight(reservation["flight_no"])
         if flight is None:
-            return "Invalid flight information."
+            return self._say("invalid_flight")
         depart = datetime.strptime(flight["depart_time"], _TIME)
         if NOW > depart:
-            return "The flight segment has been used and cannot be canceled."
+            return self._say("flight_used")
         price = flight["economy_price"] if reservation["cabin"] == self.economy else flight["business_price"]
         if reason == self.airline_cancelled:
             user["cash_balance"] += price
-            return f"The flight has been canceled. Your reservation will be canceled free of charge, and {price} yuan has been refunded."
+            return self._say("cancel_airline", amount=price)
         if depart - NOW > timedelta(days=1):
             user["cash_balance"] += price
-            return f"More than 24 hours before departure. Free cancellation successful, {price} yuan has been refunded."
+            return self._say("cancel_free", amount=price)
         fee = price * 0.1
         user["cash_balance"] += price - fee
-        return f"Less than 24 hours before departure. A cancellation fee of {fee} yuan has been deducted, and {price - fee} yuan has been refunded."
+        return self._say("cancel_fee", fee=fee, amount=price - fee)
 
     # ----------------------------------------------------------------- helpers
     def _flight(self, flight_no: str) -> dict[str, Any] | None:
@@ -253,11 +253,11 @@ class Travel(Scenario):
         reservation["cabin"] = cabin
         if diff > 0:
             if self._pay(user, method, -diff):
-                return f"Cabin change successful. Price difference paid: {diff}."
-            return "Insufficient balance to pay the cabin price difference."
+                return self._say("cabin_paid", amount=diff)
+            return self._say("cabin_unpaid")
         if diff < 0:
             self._pay(user, method, -diff)
-            return f"Cabin change successful. Price difference refunded: {-diff}."
+            return self._say("cabin_refunded", amount=-diff)
         return ""
 
     def _add_baggage(self, user: dict[str, Any], reservation: dict[str, Any], extra: int, method: str) -> str:
@@ -266,11 +266,7 @@ class Travel(Scenario):
         cost = max(0, total - free) * BAGGAGE_FEE
         note = ""
         if cost > 0:
-            note = (
-                f"Baggage has been added. Additional fee to be paid: {cost}."
-                if self._pay(user, method, -cost)
-                else "Insufficient balance to pay the additional baggage fees."
-            )
+            note = self._say("baggage_paid", amount=cost) if self._pay(user, method, -cost) else self._say("baggage_unpaid")
         reservation["baggage"] = total
         return note
 

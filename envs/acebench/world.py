@@ -31,7 +31,7 @@ class ScenarioWorld(World):
         involved_classes: Class names in the task's order, e.g. ``["BaseApi", "MessageApi"]``.
         initial_states: Each class's state right after ``__init__`` (the extracted initial states).
         initial_config: The task's ``initial_config`` (``{"BaseApi": {"wifi": ..., "logged_in": ...}}``).
-        language: ``en`` or ``zh`` (the Chinese Travel scenario names its cabins in Chinese).
+        language: ``en`` or ``zh``: the language of return messages (and of the Travel cabin names).
     """
 
     def __init__(
@@ -44,6 +44,7 @@ class ScenarioWorld(World):
         self._instances: dict[str, Scenario] = {}
         for name in involved_classes:
             instance = classes[name]()
+            instance.set_language(language)
             instance.load_initial(initial_states.get(name, {}))
             instance.load_scenario(dict(initial_config.get(name, {})))
             instance.load_scenario(dict(initial_config.get("BaseApi", {})))

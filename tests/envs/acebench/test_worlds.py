@@ -98,3 +98,19 @@ def test_unknown_tool_and_class() -> None:
         world(["BaseApi"]).call("send_message", {"sender_name": "a", "receiver_name": "b", "message": "c"})
     with pytest.raises(ValueError, match="unknown ACEBench scenario classes"):
         world(["Finance"])
+
+
+def test_zh_messages_and_exact_balance_rule() -> None:
+    zh = world(["BaseApi", "FoodPlatform"], language="zh")
+    assert zh.call("turn_on_wifi", {}) == {"status": True, "message": "wifi已经打开"}
+    zh.call("login_food_platform", {"username": "Jack", "password": "password654"})
+    menu = zh.instances["FoodPlatform"].merchant_list
+    merchant, product = next((m, p) for m, info in menu.items() for p in info["menu"] if p["price"] == 68.0)
+    zh.instances["FoodPlatform"].users["Jack"]["balance"] = 68.0
+    order = {"username": "Jack", "merchant_name": merchant, "items": [{"product": product["product"], "quantity": 1}]}
+    assert zh.call("add_food_delivery_order", order) == {"status": False, "message": "余额不足，无法下单"}
+    en = world(["BaseApi", "FoodPlatform"], wifi=True)
+    en.call("login_food_platform", {"username": "Jack", "password": "password654"})
+    en.instances["FoodPlatform"].users["Jack"]["balance"] = 68.0
+    en_order = {"username": "Jack", "merchant_name": "Domino's", "items": [{"product": "Margherita Pizza", "quantity": 1}]}
+    assert en.call("add_food_delivery_order", en_order)["status"] is True
