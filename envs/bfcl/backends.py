@@ -89,6 +89,14 @@ class BackendSetup:
     long_context: bool
     tools: list[ToolSpec]
     added_tools: dict[int, list[ToolSpec]] = field(default_factory=dict)
+    _stages: dict[int, list[ToolSpec]] = field(default_factory=dict, init=False, repr=False)
+
+    def tools_after(self, turn: int, current: list[ToolSpec]) -> list[ToolSpec]:
+        """``current`` plus the tools added at ``turn``: one list object per turn for every episode,
+        so compiled validators are reused."""
+        if turn not in self._stages:
+            self._stages[turn] = current + self.added_tools[turn]
+        return self._stages[turn]
 
 
 class BFCLWorld(World):
@@ -114,7 +122,7 @@ class BFCLWorld(World):
         while len(self.results) <= index:
             self.results.append([])
         if index in self.setup.added_tools:
-            self._tools = self._tools + self.setup.added_tools[index]
+            self._tools = self.setup.tools_after(index, self._tools)
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """Run a validated agent call; a backend exception becomes a :class:`ToolError`."""
