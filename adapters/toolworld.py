@@ -19,7 +19,6 @@ from envsched_gym.envs.toolworld.domains import DOMAINS
 from envsched_gym.envs.toolworld.generator import variant_tasks
 from envsched_gym.envs.toolworld.records import RecordWorld
 from envsched_gym.envs.toolworld.verifier import ToolWorldVerifier
-from envsched_gym.verifier import canonical
 
 GYM_ID = "envsched/ToolWorld-v0"
 SPLITS = ("train", "test", "heldout", "all")
@@ -49,7 +48,7 @@ class ToolWorldAdapter(Adapter):
                 self.variants[variant.env_id] = variant
         self._specs: list[EnvSpec] | None = None
         self._tasks: list[TaskSpec] | None = None
-        self._gold: dict[str, str] = {}
+        self._gold: dict[str, dict[str, Any]] = {}
 
     def env_specs(self) -> list[EnvSpec]:
         """One environment per variant."""
@@ -92,14 +91,14 @@ class ToolWorldAdapter(Adapter):
         """A verifier holding the task's gold end state (computed once per task)."""
         return ToolWorldVerifier(task, self.gold_state(task))
 
-    def gold_state(self, task: TaskSpec) -> str:
-        """Canonical JSON of the world after the task's gold calls."""
+    def gold_state(self, task: TaskSpec) -> dict[str, Any]:
+        """The world state after the task's gold calls (computed once per task)."""
         if task.task_id not in self._gold:
             world = self.make_world(task)
             for turn in task.solution or []:
                 for call in turn.tool_calls:
                     world.call(call.name, call.arguments)
-            self._gold[task.task_id] = canonical(world.state())
+            self._gold[task.task_id] = world.state()
         return self._gold[task.task_id]
 
     def variant(self, env_id: str) -> Variant:

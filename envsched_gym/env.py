@@ -61,6 +61,8 @@ class ToolUseEnv(gym.Env[str, str]):
         self._user: UserSimulator | None = None
         self._toolbox: ToolBox | None = None
         self._toolbox_key: int | None = None
+        self._views_key: list[ToolSpec] | None = None
+        self._views: tuple[dict[str, list[str]], list[dict[str, Any]]] = ({}, [])
 
     # ------------------------------------------------------------------ reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -72,7 +74,8 @@ class ToolUseEnv(gym.Env[str, str]):
         self._verifier = self.adapter.make_verifier(task)
         self._user = options.get("user") or self.adapter.make_user(task)
         self.episode = Episode(task=task, env=env)
-        new = [Message("system", self._system_prompt(task, env))] if self._system_prompt(task, env) else []
+        system = self._system_prompt(task, env)
+        new = [Message("system", system)] if system else []
         first = self._user.start(task)
         new.append(Message("user", first))
         self.episode.messages.extend(new)
@@ -95,7 +98,7 @@ class ToolUseEnv(gym.Env[str, str]):
         ep = self._require_episode()
         ep.steps += 1
         ep.steps_in_turn += 1
-        parsed = parse_tool_calls(action if isinstance(action, str) else str(action), self.formats, self._signatures())
+        parsed = parse_tool_calls(action if isinstance(action, str) else str(action), self.formats, self._tool_views()[0])
         ep.parse_errors += len(parsed.errors)
         assistant = Message("assistant", parsed.content, tool_calls=parsed.calls, reasoning=parsed.reasoning)
         ep.messages.append(assistant)
@@ -120,16 +123,12 @@ class ToolUseEnv(gym.Env[str, str]):
         return self.episode
 
     def _run_calls(self, parsed: ParseResult, new: list[Message]) -> str:
-        results = [self._run_call(call) for call in parsed.calls]
-        names = [c.name for c in parsed.calls]
-        for error in parsed.errors:
-            results.append(f"Error: could not parse the tool call ({error.format}): {error.message}")
-            names.append("parse_error")
-        for name, text in zip(names, results):
-            message = Message("tool", text, name=name)
-            self.episode.messages.append(message)  # type: ignore[union-attr]
-            new.append(message)
-        return render_tool_results(results)
+        named = [(call.name, self._run_call(call)) for call in parsed.calls]
+        named += [("parse_error", f"Error: could not parse the tool call ({e.format}): {e.message}") for e in parsed.errors]
+        messages = [Message("tool", text, name=name) for name, text in named]
+        self.episode.messages.extend(messages)  # type: ignore[union-attr]
+        new.extend(messages)
+        return render_tool_results([text for _, text in named])
 
     def _run_call(self, call: ToolCall) -> str:
         ep, world, toolbox = self.episode, self.world, self._toolbox
@@ -206,8 +205,13 @@ class ToolUseEnv(gym.Env[str, str]):
             self._toolbox = self.index.toolbox(tools)
             self._toolbox_key = id(tools)
 
-    def _signatures(self) -> dict[str, list[str]]:
-        return self.index.signatures(self.tools())
+    def _tool_views(self) -> tuple[dict[str, list[str]], list[dict[str, Any]]]:
+        """Parameter names and OpenAI schemas of the current tools (re-read when the list changes)."""
+        tools = self.tools()
+        if tools is not self._views_key:
+            self._views = (self.index.signatures(tools), self.index.openai_tools(tools))
+            self._views_key = tools
+        return self._views
 
     # ------------------------------------------------------------------- info
     def _info(self, new: list[Message], outcome: Outcome | None, parsed: ParseResult | None) -> dict[str, Any]:
@@ -219,14 +223,11 @@ class ToolUseEnv(gym.Env[str, str]):
             "turn": ep.turn,
             "step": ep.steps,
             "messages": [m.to_chat() for m in new],
-            "tools": self.index.openai_tools(self.tools()),
+            "tools": self._tool_views()[1],
         }
         if parsed is not None:
-            info["parse"] = {
-                "format": parsed.format,
-                "n_calls": len(parsed.calls),
-                "errors": [{"format": e.format, "message": e.message} for e in parsed.errors],
-            }
+            errors = [{"format": e.format, "message": e.message} for e in parsed.errors] if parsed.errors else []
+            info["parse"] = {"format": parsed.format, "n_calls": len(parsed.calls), "errors": errors}
         if outcome is not None:
             info["outcome"] = outcome.to_info()
             info["reward_breakdown"] = dict(outcome.breakdown)

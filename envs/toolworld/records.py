@@ -37,16 +37,22 @@ class RecordWorld(World):
     def __init__(self, enabled: tuple[str, ...] | None = None) -> None:
         self.records: dict[str, dict[str, Any]] = {}
         self._enabled = enabled
+        self._tools = self._variant(enabled)
+
+    @classmethod
+    def _variant(cls, enabled: tuple[str, ...] | None) -> list[ToolSpec]:
+        """The class's tools filtered to ``enabled``; one shared list per distinct subset."""
+        if enabled is None:
+            return cls.tool_specs()
+        key = (cls, enabled)
+        if key not in RecordWorld._variant_tools:
+            RecordWorld._variant_tools[key] = [t for t in cls.tool_specs() if t.name in enabled]
+        return RecordWorld._variant_tools[key]
 
     # ------------------------------------------------------------ tool set
     def tools(self) -> list[ToolSpec]:
-        """The variant's tools: the class's tools filtered to ``enabled`` (one list per variant)."""
-        if self._enabled is None:
-            return self.tool_specs()
-        key = (type(self), self._enabled)
-        if key not in RecordWorld._variant_tools:
-            RecordWorld._variant_tools[key] = [t for t in self.tool_specs() if t.name in self._enabled]
-        return RecordWorld._variant_tools[key]
+        """The variant's tools (the same list object for every world of the variant)."""
+        return self._tools
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """Run an enabled tool (a tool the variant leaves out is unknown here too)."""

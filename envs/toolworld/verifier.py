@@ -3,7 +3,7 @@
 Reward is 1 iff all of these hold, else 0:
 
 * ``state``: the final world state equals the gold state (the gold calls replayed on a fresh
-  world), compared as sorted-key JSON;
+  world), compared as data (tools store numbers normalised, so ``==`` is exact here);
 * ``facts``: every required fact (``params["facts"]``: values the user asked for, or the
   number or status a refusal must quote) appears in the final answer, case-insensitively;
 * ``process``: for ``ask`` tasks, no write was attempted before the user said which record,
@@ -14,9 +14,11 @@ Reward is 1 iff all of these hold, else 0:
 
 from __future__ import annotations
 
+from typing import Any
+
 from envsched_gym.declarations import TaskSpec
 from envsched_gym.episode import Episode, Outcome
-from envsched_gym.verifier import Verifier, canonical
+from envsched_gym.verifier import Verifier
 from envsched_gym.world import World
 
 
@@ -25,10 +27,10 @@ class ToolWorldVerifier(Verifier):
 
     Args:
         task: The task (its ``verifier.params`` say what to check).
-        gold_state: Canonical JSON of the world after the gold solution.
+        gold_state: The world state after the gold solution.
     """
 
-    def __init__(self, task: TaskSpec, gold_state: str) -> None:
+    def __init__(self, task: TaskSpec, gold_state: dict[str, Any]) -> None:
         self.task = task
         self.gold_state = gold_state
         self.first_reply: str | None = None
@@ -43,7 +45,7 @@ class ToolWorldVerifier(Verifier):
     def score(self, episode: Episode, world: World) -> Outcome:
         """Reward 1 iff state, facts and process are right and the episode ended normally."""
         params = self.task.verifier.params
-        state_ok = canonical(world.state()) == self.gold_state
+        state_ok = world.state() == self.gold_state
         answer = episode.final_answer().lower()
         missing = [f for f in params.get("facts", []) if f.lower() not in answer]
         process_ok, why = self._process(episode, params)
@@ -55,7 +57,7 @@ class ToolWorldVerifier(Verifier):
             details={"missing_facts": missing, "process": why, "termination": episode.termination},
         )
 
-    def _process(self, episode: Episode, params: dict) -> tuple[bool, str]:
+    def _process(self, episode: Episode, params: dict[str, Any]) -> tuple[bool, str]:
         if params.get("ask_first"):
             if self.writes_before_reply:
                 return False, f"{self.writes_before_reply} write call(s) before asking which record was meant"
