@@ -20,17 +20,23 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
-from envsched_gym.adapter import Adapter
-from envsched_gym.declarations import AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolSpec, VerifierConfig
 from envsched_gym.envs.bfcl.backends import BACKEND_MODULES, BackendSetup, BFCLWorld, backend_class
 from envsched_gym.envs.bfcl.data import (
-    CATEGORIES, FUNC_DOC_FILES, MULTI_TURN, find_data_dir, load_entries, load_func_docs, load_ground_truth,
+    CATEGORIES,
+    FUNC_DOC_FILES,
+    MULTI_TURN,
+    find_data_dir,
+    load_entries,
+    load_func_docs,
+    load_ground_truth,
 )  # fmt: skip
 from envsched_gym.envs.bfcl.gold import canonical_call, parse_gold_call
 from envsched_gym.envs.bfcl.schema import json_type, language_of, to_tool_spec
 from envsched_gym.envs.bfcl.verifiers import MultiTurnVerifier, SingleTurnVerifier
+from jsonschema import Draft202012Validator
+
+from envsched_gym.adapter import Adapter
+from envsched_gym.declarations import AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolSpec, VerifierConfig
 from envsched_gym.users import ScriptedTurns, UserSimulator
 from envsched_gym.verifier import Verifier
 from envsched_gym.world import World

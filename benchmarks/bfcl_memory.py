@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 
 from envsched_gym.adapters.bfcl import BFCLAdapter
 from envsched_gym.envs.bfcl.data import MULTI_TURN
+
 from envsched_gym.env import ToolUseEnv
 from envsched_gym.rendering import render_turn
 

@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from envsched_gym.declarations import ToolCall
 from envsched_gym.envs.bfcl.literals import JAVA_TYPES, JS_TYPES, UnsupportedType, java_value, js_value
 from envsched_gym.envs.bfcl.schema import Language, language_of
+
+from envsched_gym.declarations import ToolCall
 
 PYTHON_TYPES: dict[str, type] = {
     "string": str, "integer": int, "float": float, "boolean": bool, "array": list, "tuple": list, "dict": dict, "any": str,
@@ -167,6 +168,6 @@ def _list_of_dicts_check(param: str, value: list[Any], accepted: list[Any]) -> V
     for option in accepted:
         if len(value) != len(option):
             continue
-        if all(isinstance(item, dict) and _dict_check(param, item, [gold]).valid for item, gold in zip(value, option)):
+        if all(isinstance(item, dict) and _dict_check(param, item, [gold]).valid for item, gold in zip(value, option, strict=True)):
             return VALID
     return Verdict(False, "value_error:list_dict", f"{param}: {value!r} matches none of {accepted}")

@@ -15,7 +15,7 @@ import importlib
 import inspect
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from envsched_gym.declarations import ToolCall, ToolSpec
@@ -32,7 +32,7 @@ STATELESS = frozenset({"MathAPI"})
 """Backends BFCL builds without loading a scenario."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def backend_class(name: str) -> type:
     """A backend class from the installed ``bfcl-eval`` package, with a fix-it error if absent."""
     try:
@@ -45,7 +45,7 @@ def backend_class(name: str) -> type:
     return getattr(module, name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def positional_names(class_name: str, method: str) -> tuple[str, ...]:
     """Parameter names of a backend method in order (to name positional gold arguments)."""
     params = inspect.signature(getattr(backend_class(class_name), method)).parameters

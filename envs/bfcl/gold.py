@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envsched_gym.declarations import ToolCall
 from envsched_gym.envs.bfcl.backends import positional_names
 from envsched_gym.envs.bfcl.schema import Language
+
+from envsched_gym.declarations import ToolCall
 from envsched_gym.parsing import parse_tool_calls
 
 

@@ -14,10 +14,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from envsched_gym.declarations import TaskSpec, ToolCall
 from envsched_gym.envs.bfcl.ast_checker import check_calls
 from envsched_gym.envs.bfcl.backends import BackendSetup, BFCLWorld, state_differences
 from envsched_gym.envs.bfcl.gold import parse_gold_call
+
+from envsched_gym.declarations import TaskSpec, ToolCall
 from envsched_gym.episode import Episode, Outcome
 from envsched_gym.verifier import Verifier
 from envsched_gym.world import World

@@ -113,7 +113,7 @@ def test_miss_func_adds_held_out_functions_at_their_turn(bfcl):
 def test_turn_step_limit_truncates_with_zero_reward(bfcl):
     env = ToolUseEnv(bfcl, "envsched/BFCL-multi_turn_base-v0")
     env.reset(options={"task_id": "multi_turn_base_0"})
-    for step in range(20):
+    for _ in range(20):
         _, reward, terminated, truncated, info = env.step('<tool_call>{"name": "pwd", "arguments": {}}</tool_call>')
     assert truncated and not terminated and reward == 0.0
     assert info["termination"] == "turn_limit"

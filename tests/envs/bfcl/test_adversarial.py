@@ -6,10 +6,10 @@ import os
 import subprocess
 
 import pytest
+from envsched_gym.envs.bfcl.backends import BFCLWorld
 
 from envsched_gym.declarations import ToolCall
 from envsched_gym.env import ToolUseEnv
-from envsched_gym.envs.bfcl.backends import BFCLWorld
 
 ATTACKS = [
     "__import__('os').system('x')",

@@ -17,8 +17,8 @@ import pytest
 from envsched_gym.rendering import render_calls
 
 sys.path.insert(0, str(Path(__file__).parent))
-from agreement import Output, call_string, outputs_for  # noqa: E402
-from bfcl_official import official_ast, official_multi_turn  # noqa: E402
+from agreement import Output, call_string, outputs_for
+from bfcl_official import official_ast, official_multi_turn
 
 pytest.importorskip("bfcl_eval")
 FORMATS = ("qwen3", "openai", "python")
@@ -56,17 +56,18 @@ def _sample(tasks, kind: str, per_category: int, rng: random.Random):
     return [t for group in by_category.values() for t in rng.sample(group, min(per_category, len(group)))]
 
 
-def test_agreement_with_official_checkers(bfcl, play):
+def _verdicts(bfcl, play, ast_per_category: int, multi_turn_per_category: int) -> list[tuple[str, str, bool, bool]]:
+    """``(task id, output kind, our verdict, official verdict)`` for every generated output."""
     rng = random.Random(0)
     tasks = list(bfcl.tasks("all"))
-    verdicts: list[tuple[str, str, bool, bool]] = []
-    for task in _sample(tasks, "bfcl_ast", AST_ENTRIES_PER_CATEGORY, rng):
+    verdicts = []
+    for task in _sample(tasks, "bfcl_ast", ast_per_category, rng):
         params = task.verifier.params
         names = [f["name"] for f in params["functions"]]
         for output in outputs_for([task.solution[0].tool_calls], names, rng):
             official = official_ast(params["functions"], [{c.name: c.arguments} for c in output.turns[0]], params["ground_truth"], params["category"])
             verdicts.append((task.task_id, output.kind, _ours_single(play, task, output, rng), official))
-    for task in _sample(tasks, "bfcl_multi_turn", MULTI_TURN_ENTRIES_PER_CATEGORY, rng):
+    for task in _sample(tasks, "bfcl_multi_turn", multi_turn_per_category, rng):
         gold = [list(turn.tool_calls) for turn in task.solution if turn.tool_calls or not turn.content.startswith("Done")]
         names = [t.name for c in task.metadata["involved_classes"] for t in bfcl.class_tools(c)]
         entry = {"id": task.task_id, "initial_config": task.initial_state, "involved_classes": task.metadata["involved_classes"]}
@@ -75,10 +76,26 @@ def test_agreement_with_official_checkers(bfcl, play):
             decoded = [[[call_string(c) for c in calls]] if calls else [] for calls in output.turns]
             official = official_multi_turn(decoded, task.verifier.params["ground_truth"], entry)
             verdicts.append((task.task_id, output.kind, _ours_multi(play, task, output, rng), official))
+    return verdicts
+
+
+def _agreement(verdicts: list[tuple[str, str, bool, bool]]) -> float:
     disagreements = [v for v in verdicts if v[2] != v[3]]
     for task_id, kind, ours, official in disagreements:
         print(f"DISAGREE {task_id} {kind}: ours={ours} official={official}")
-    agreement = 1 - len(disagreements) / len(verdicts)
-    print(f"agreement {agreement:.4%} on {len(verdicts)} outputs; gold valid {sum(v[3] for v in verdicts if v[1] == 'gold')}")
+    kinds = sorted({v[1] for v in verdicts})
+    print(f"{len(verdicts)} outputs; by kind: " + ", ".join(f"{k} {sum(v[1] == k for v in verdicts)}" for k in kinds))
+    print(f"official valid {sum(v[3] for v in verdicts)}; disagreements {len(disagreements)}")
+    return 1 - len(disagreements) / len(verdicts)
+
+
+def test_agreement_with_official_checkers(bfcl, play):
+    verdicts = _verdicts(bfcl, play, AST_ENTRIES_PER_CATEGORY, MULTI_TURN_ENTRIES_PER_CATEGORY)
     assert len(verdicts) >= 2000
-    assert agreement >= 0.999
+    assert _agreement(verdicts) >= 0.999
+
+
+@pytest.mark.slow
+def test_agreement_on_every_entry(bfcl, play):
+    verdicts = _verdicts(bfcl, play, 10_000, 10_000)
+    assert _agreement(verdicts) >= 0.999

@@ -6,13 +6,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from envsched_gym.declarations import ToolCall
 from envsched_gym.envs.bfcl.ast_checker import check_calls, normalise
 from envsched_gym.envs.bfcl.literals import java_value, js_value
 
+from envsched_gym.declarations import ToolCall
+
 sys.path.insert(0, str(Path(__file__).parent))
-from bfcl_official import official_ast  # noqa: E402
+from bfcl_official import official_ast
 
 AREA = {
     "name": "area",

@@ -7,12 +7,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from envsched_gym.envs.bfcl.data import CATEGORIES, MULTI_TURN
+
 from envsched_gym.rendering import render_turn
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bfcl_official import official_ast  # noqa: E402
+from bfcl_official import official_ast
 
 UNSATISFIABLE_AST = {
     "simple_java_36": "ArrayList of `any`: BFCL turns every element into a string, the answer holds ints and booleans",
