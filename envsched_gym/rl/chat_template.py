@@ -1,0 +1,77 @@
+"""Qwen3's chat format with tools, as a Jinja chat template, and the token glue between turns.
+
+The template is written for this project (not copied from Qwen's) and renders the same wire
+format: ``<|im_start|>role\\n...<|im_end|>`` blocks, the tool schemas in a ``<tools>`` block of
+the system message, assistant calls as ``<tool_call>`` JSON, consecutive tool results grouped in
+one user turn as ``<tool_response>`` blocks, and an optional ``<think>`` block. Assistant bodies
+sit in ``{% generation %}`` markers so ``return_assistant_tokens_mask`` yields the SFT loss mask.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transformers import PreTrainedTokenizerBase
+
+TOOLS_PREAMBLE = (
+    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
+)
+TOOLS_POSTAMBLE = (
+    "</tools>\n\nFor each function call, return a json object with function name and arguments within "
+    '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+)
+
+QWEN3_TOOL_TEMPLATE = (
+    # transformers renders with trim_blocks: a newline right after a block tag is dropped, so
+    # newlines that follow a tag are written as {{ NL }}.
+    "{% set NL = '\\n' %}"
+    "{% set msgs = messages %}"
+    "{% set sys = msgs[0].content if msgs and msgs[0].role == 'system' else '' %}"
+    "{% if msgs and msgs[0].role == 'system' %}{% set msgs = msgs[1:] %}{% endif %}"
+    "{% if tools %}"
+    "<|im_start|>system\n{% if sys %}{{ sys }}\n\n{% endif %}" + TOOLS_PREAMBLE
+    + "{% for t in tools %}{{ NL }}{{ t | tojson }}{% endfor %}{{ NL }}" + TOOLS_POSTAMBLE + "<|im_end|>{{ NL }}"
+    "{% elif sys %}<|im_start|>system\n{{ sys }}<|im_end|>{{ NL }}"
+    "{% endif %}"
+    "{% for m in msgs %}"
+    "{% if m.role == 'tool' %}"
+    "{% if loop.first or msgs[loop.index0 - 1].role != 'tool' %}<|im_start|>user{% endif %}"
+    "{{ NL }}<tool_response>\n{{ m.content }}\n</tool_response>"
+    "{% if loop.last or msgs[loop.index0 + 1].role != 'tool' %}<|im_end|>{{ NL }}{% endif %}"
+    "{% elif m.role == 'assistant' %}"
+    "<|im_start|>assistant\n{% generation %}"
+    "{% if m.reasoning_content %}<think>\n{{ m.reasoning_content }}\n</think>\n\n{% endif %}"
+    "{{ m.content or '' }}"
+    "{% for c in m.tool_calls or [] %}"
+    "{% set f = c.function if c.function is defined else c %}"
+    "{% if not loop.first or m.content %}{{ NL }}{% endif %}"
+    '<tool_call>\n{"name": {{ f.name | tojson }}, "arguments": '
+    "{% if f.arguments is string %}{{ f.arguments }}{% else %}{{ f.arguments | tojson }}{% endif %}}\n</tool_call>"
+    "{% endfor %}"
+    "<|im_end|>{% endgeneration %}{{ NL }}"
+    "{% else %}"
+    "<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>{{ NL }}"
+    "{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% if enable_thinking is defined and not enable_thinking %}<think>\n\n</think>\n\n{% endif %}"
+    "{% endif %}"
+)
+"""Jinja source of the chat template (set as ``tokenizer.chat_template`` of the micro model)."""
+
+
+def continuation_ids(tokenizer: PreTrainedTokenizerBase, messages: list[dict[str, Any]], **template_kwargs: Any) -> list[int]:
+    """Tokens that follow an assistant's ``<|im_end|>`` for ``messages``, up to the next generation prompt.
+
+    ``messages`` are the tool results and/or user message the environment answered with. They are
+    rendered after a placeholder assistant message and cut right after its ``<|im_end|>``, so the
+    glue is exactly what the model's chat template would put there (Qwen3's own template included).
+    """
+    placeholder = [{"role": "user", "content": "."}, {"role": "assistant", "content": "."}]
+    text = tokenizer.apply_chat_template(placeholder + messages, tokenize=False, add_generation_prompt=True, **template_kwargs)
+    head = tokenizer.apply_chat_template(placeholder, tokenize=False, **template_kwargs)
+    cut = head.rindex("<|im_end|>") + len("<|im_end|>")
+    if not text.startswith(head[:cut]):
+        raise ValueError("the chat template does not render messages prefix-stably; continuation tokens cannot be derived")
+    return tokenizer(text[cut:], add_special_tokens=False)["input_ids"]

@@ -1,0 +1,174 @@
+"""TRL glue: GRPO over the suite's environments with the curriculum choosing every batch.
+
+The mechanism is TRL's ``rollout_func``: it receives the prompts of a generation batch (here a
+task id per row, G copies of each task in a row), plays each through its environment with
+:func:`~envsched_gym.rl.rollout.run_rollouts`, and returns the token sequences with
+``env_mask`` (TRL's mask of environment tokens, kept out of the loss) and the verifier's reward
+as an extra field that :func:`env_reward` reports. ``rollout_func`` was chosen over
+``environment_factory`` because it keeps each GRPO group on one task from our own sampler,
+runs our parser and verifier rather than TRL's tool loop, and handles scripted user turns.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from accelerate.utils import gather_object
+from transformers import PreTrainedTokenizerBase, TrainerCallback
+from trl import GRPOTrainer
+
+from envsched_gym.rl.feedback import RoundLogger, group_rollouts
+from envsched_gym.rl.generation import HFGenerator, SamplingConfig, TokenGenerator, VLLMGenerator
+from envsched_gym.rl.rollout import EnvPool, run_rollouts
+from envsched_gym.rl.sampler import CurriculumSampler
+
+CURRICULUM_FILE = "curriculum.pt"
+
+
+def env_reward(prompts: list[Any], completions: list[Any], env_reward: Sequence[float], **kwargs: Any) -> list[float]:
+    """TRL reward function: the environment verifier's outcome reward of each rollout."""
+    return [float(r) for r in env_reward]
+
+
+class CurriculumGRPOTrainer(GRPOTrainer):
+    """``GRPOTrainer`` whose training batches come from a :class:`CurriculumSampler`."""
+
+    def __init__(self, *args: Any, curriculum_sampler: CurriculumSampler, **kwargs: Any) -> None:
+        self.curriculum_sampler = curriculum_sampler
+        super().__init__(*args, **kwargs)
+
+    def _get_train_sampler(self, dataset: Any = None) -> CurriculumSampler:
+        return self.curriculum_sampler
+
+
+class EnvironmentRollouts:
+    """TRL ``rollout_func``: multi-turn episodes in the environments, fed back to the curriculum.
+
+    Args:
+        pool: Environments of the training suite.
+        tokenizer: The policy's tokenizer (chat template with tools).
+        sampling: Per-message sampling settings (local generation; vLLM uses the trainer's).
+        max_completion_length: Token budget of a whole multi-turn completion.
+        logger: Receives every training round's gathered groups.
+        num_generations: G (rollouts per task).
+        template_kwargs: Extra chat-template arguments.
+    """
+
+    def __init__(
+        self, pool: EnvPool, tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig, max_completion_length: int,
+        logger: RoundLogger, num_generations: int, template_kwargs: dict[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        self.pool = pool
+        self.tokenizer = tokenizer
+        self.sampling = sampling
+        self.max_completion_length = max_completion_length
+        self.logger = logger
+        self.num_generations = num_generations
+        self.template_kwargs = template_kwargs or {}
+        self.round = 0
+
+    def __call__(self, prompts: list[str], trainer: GRPOTrainer) -> dict[str, Any]:
+        start = time.perf_counter()
+        rollouts = run_rollouts(
+            prompts, self.pool, self.tokenizer, self._generator(trainer), self.max_completion_length, seed=self.round,
+            any_active=self._any_active(trainer), template_kwargs=self.template_kwargs,
+        )  # fmt: skip
+        if trainer.model.training:
+            rows = gather_object([(r.task_id, r.env_id, r.reward, r.success) for r in rollouts])
+            task_ids, env_ids, rewards, successes = (list(col) for col in zip(*rows))
+            groups = group_rollouts(task_ids, env_ids, rewards, successes, self.num_generations)
+            self.logger.write = trainer.accelerator.is_main_process
+            self.logger.observe(self.round, groups, time.perf_counter() - start)
+            self.round += 1
+        logprobs = [r.logprobs for r in rollouts]
+        return {
+            "prompt_ids": [r.prompt_ids for r in rollouts],
+            "completion_ids": [r.completion_ids for r in rollouts],
+            "logprobs": logprobs if all(lp is not None for lp in logprobs) else None,
+            "env_mask": [r.env_mask for r in rollouts],
+            "env_reward": [r.reward for r in rollouts],
+            "env_success": [float(r.success) for r in rollouts],
+        }
+
+    def _generator(self, trainer: GRPOTrainer) -> TokenGenerator:
+        if trainer.use_vllm:
+            return VLLMGenerator(trainer)
+        return HFGenerator(trainer.accelerator.unwrap_model(trainer.model), self.tokenizer, self.sampling)
+
+    @staticmethod
+    def _any_active(trainer: GRPOTrainer) -> Any:
+        if not trainer.use_vllm:
+            return None
+        device = trainer.accelerator.device
+        return lambda local: bool(trainer.accelerator.gather(torch.tensor([int(local)], device=device)).sum().item())
+
+
+class CurriculumCheckpoint(TrainerCallback):
+    """Saves the sampler (decisions, buffered rewards, scheduler) and the round counter with each checkpoint."""
+
+    def __init__(self, sampler: CurriculumSampler, rollouts: EnvironmentRollouts) -> None:
+        self.sampler = sampler
+        self.rollouts = rollouts
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.is_world_process_zero:
+            path = Path(args.output_dir) / f"checkpoint-{state.global_step}" / CURRICULUM_FILE
+            torch.save({"sampler": self.sampler.state_dict(), "round": self.rollouts.round}, path)
+
+
+def restore_curriculum(checkpoint: str | Path, sampler: CurriculumSampler, rollouts: EnvironmentRollouts) -> int:
+    """Load a checkpoint's curriculum state into ``sampler`` and ``rollouts``; returns the round reached."""
+    path = Path(checkpoint) / CURRICULUM_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: this checkpoint was not written by train_grpo.py, so the curriculum cannot resume")
+    saved = torch.load(path, weights_only=False)
+    sampler.load_state_dict(saved["sampler"])
+    rollouts.round = int(saved["round"])
+    return rollouts.round
+
+
+class HeldoutEval(TrainerCallback):
+    """Greedy rollouts of fixed tasks every ``every`` steps (and before training), appended to ``eval.jsonl``.
+
+    Args:
+        pool: Environments serving ``task_ids``.
+        task_ids: The evaluation tasks (for example a seeded sample of the held-out split).
+        tokenizer: The policy's tokenizer.
+        sampling: Generation settings (use ``temperature=0`` for greedy decoding).
+        max_completion_length: Token budget per episode.
+        every: Evaluate every this many optimizer steps.
+        path: The JSONL file.
+        split: Name of the split, written into each record.
+    """
+
+    def __init__(
+        self, pool: EnvPool, task_ids: list[str], tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig,
+        max_completion_length: int, every: int, path: Path, split: str,
+    ) -> None:  # fmt: skip
+        self.pool, self.task_ids, self.tokenizer, self.sampling = pool, task_ids, tokenizer, sampling
+        self.max_completion_length, self.every, self.path, self.split = max_completion_length, every, path, split
+
+    def evaluate(self, model: Any, step: int) -> dict[str, Any]:
+        """Run the evaluation tasks once and append the record."""
+        rollouts = run_rollouts(self.task_ids, self.pool, self.tokenizer, HFGenerator(model, self.tokenizer, self.sampling), self.max_completion_length)
+        record = {
+            "step": step, "split": self.split, "n": len(rollouts),
+            "success": sum(r.success for r in rollouts) / max(len(rollouts), 1),
+            "reward": sum(r.reward for r in rollouts) / max(len(rollouts), 1),
+        }  # fmt: skip
+        with self.path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        return record
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        if state.is_world_process_zero and state.global_step == 0:
+            self.evaluate(model, 0)
+
+    def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        if state.is_world_process_zero and state.global_step % self.every == 0:
+            self.evaluate(model, state.global_step)

@@ -1,0 +1,84 @@
+"""A procedural key-value family ("Toy") for the RL tests: two environments, easy and two-step tasks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import envsched_gym
+from envsched_gym import Adapter, AssistantTurn, EnvSpec, TaskSpec, ToolCall, ToolError, VerifierConfig, World, tool
+from envsched_gym.registry import _FAMILIES
+
+KEYS = ["apple", "pear", "plum", "fig"]
+
+
+class Store(World):
+    """Integer counters by name."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, int] = {k: 0 for k in KEYS}
+
+    @tool
+    def get(self, key: str) -> int:
+        """Read a counter.
+
+        Args:
+            key: Counter name.
+        """
+        if key not in self.values:
+            raise ToolError(f"no counter '{key}'")
+        return self.values[key]
+
+    @tool(write=True)
+    def put(self, key: str, value: int) -> str:
+        """Set a counter.
+
+        Args:
+            key: Counter name.
+            value: New value.
+        """
+        if key not in self.values:
+            raise ToolError(f"no counter '{key}'")
+        self.values[key] = value
+        return "ok"
+
+
+def make_tasks(n: int = 24, seed: int = 0) -> list[TaskSpec]:
+    """``n`` tasks alternating between the easy (one put) and the copy (get then put) environment."""
+    rng = np.random.default_rng(seed)
+    tasks = []
+    for i in range(n):
+        key, other = rng.choice(KEYS, size=2, replace=False).tolist()
+        value = int(rng.integers(1, 9))
+        split = "heldout" if i % 6 == 5 else "train"
+        if i % 2 == 0:
+            calls = [AssistantTurn(tool_calls=[ToolCall("put", {"key": key, "value": value})]), AssistantTurn("Done.")]
+            tasks.append(TaskSpec(f"toy/{i}", "Toy-put", f"Set {key} to {value}.", solution=calls, split=split,
+                                  verifier=VerifierConfig("gold_state")))
+        else:
+            state = {"values": {k: (value if k == other else 0) for k in KEYS}}
+            calls = [AssistantTurn(tool_calls=[ToolCall("get", {"key": other})]),
+                     AssistantTurn(tool_calls=[ToolCall("put", {"key": key, "value": value})]), AssistantTurn("Done.")]
+            tasks.append(TaskSpec(f"toy/{i}", "Toy-copy", f"Copy {other} into {key}.", initial_state=state, solution=calls,
+                                  split=split, verifier=VerifierConfig("gold_state")))
+    return tasks
+
+
+class ToyAdapter(Adapter):
+    """Two environments over one world: ``Toy-put`` and ``Toy-copy``."""
+
+    family = "Toy"
+    world = Store
+    max_steps = 4
+
+    def env_specs(self) -> list[EnvSpec]:
+        base = super().env_specs()[0]
+        return [EnvSpec.from_dict({**base.to_dict(), "env_id": name, "gym_id": f"envsched/{name}-v0"}) for name in ("Toy-put", "Toy-copy")]
+
+    def tasks(self, split: str = "all") -> list[TaskSpec]:
+        return [t for t in make_tasks() if split == "all" or t.split == split]
+
+
+def register_toy() -> None:
+    """Register the Toy family once per process."""
+    if "Toy" not in _FAMILIES:
+        envsched_gym.register_adapter(ToyAdapter())
