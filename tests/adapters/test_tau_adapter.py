@@ -7,7 +7,6 @@ from collections import Counter
 import gymnasium as gym
 import pytest
 from envsched_gym.envs.tau.verifier import gold_calls, replay
-from gymnasium.utils.env_checker import check_env
 
 import envsched_gym
 from envsched_gym import TaskSpec, render_turn
@@ -126,15 +125,6 @@ def test_step_limit_is_abnormal_and_scores_zero() -> None:
     env.step('<tool_call>{"name": "calculate", "arguments": {"expression": "1+1"}}</tool_call>')
     _, reward, _, truncated, info = env.step('<tool_call>{"name": "calculate", "arguments": {"expression": "1+1"}}</tool_call>')
     assert truncated and reward == 0.0 and info["termination"] == "max_steps"
-
-
-@pytest.mark.parametrize("gym_id", ["envsched/Tau-retail-v0", "envsched/Tau-airline-v0"])
-def test_env_checker(gym_id: str) -> None:
-    try:
-        env = gym.make(gym_id)
-    except DataNotFoundError as exc:
-        pytest.skip(f"tau2 data not available: {exc}")
-    check_env(env.unwrapped, skip_render_check=True)
 
 
 def test_suite_options_select_the_task_set() -> None:
