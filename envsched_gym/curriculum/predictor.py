@@ -1,23 +1,32 @@
 """The variance predictor: decayed rollout statistics propagated over the dual graph.
 
-Per node it keeps decayed sums of ``[rollouts, reward, groups, within-group variance]``. A
-node's prediction blends, as pseudo-counts,
+Per node it keeps decayed sums of ``[rollouts, reward, groups, unbiased within-group
+variance]``. A node's success rate ``p`` gets a Beta posterior:
 
-- its own groups (weight = its decayed group count),
-- the row-normalised average of its within-environment neighbours (at most ``within_weight``),
-- the same over its cross-environment neighbours (at most ``cross_weight``),
-- its environment's pooled statistics (at most ``env_weight``) and the pool's (``prior_weight``),
+- the **prior** is a mixture of evidence sources, each with a weight in pseudo-groups: the
+  row-normalised average of the within-environment neighbours (at most ``within_weight``), of the
+  cross-environment neighbours (at most ``cross_weight``), the node's environment (at most
+  ``env_weight``) and the pool (``prior_weight``). A source that has seen ``g`` groups counts
+  ``cap * g / (g + 1)``. The mixture's mean ``mu`` and its mean within-group variance ``nu``
+  (an unbiased estimate of ``E[p (1 - p)]``) are moment-matched to a Beta whose concentration
+  ``kappa = nu / (mu (1 - mu) - nu)`` is capped by the evidence behind it: neighbours that
+  all succeed or all fail half the time give a *low* variance, not ``mu (1 - mu)``;
+- the **likelihood** is the node's own decayed successes and failures.
 
-so a node with many observations keeps mostly its own evidence and a never-seen node borrows
-from its neighbours. Neighbour evidence counts ``w * g / (g + 1)``: one observed group is worth
-half of the cap.
+The prediction is the posterior's expected within-group variance
+``E[p (1 - p)] (G - 1) / G`` (``G``: the mean group size seen), its mean, and its standard
+deviation as the uncertainty. A node with many rollouts keeps mostly its own evidence; a
+never-seen node borrows from its neighbours and its environment.
 
-Decay (``half_life`` scheduler steps) is lazy: sums are stored multiplied by ``growth ** step``,
+A node's own earlier evidence is also multiplied by ``revisit_forget`` whenever a new group of
+it arrives (the policy moves fastest on the tasks it trains on). Decay (``half_life`` scheduler
+steps) is lazy: sums are stored multiplied by ``growth ** step``,
 so decaying the whole pool costs nothing and an update touches only the updated node, its
 in-neighbours' aggregates (one sparse row each) and its environment. Predictions are cached;
-:meth:`refresh` recomputes the nodes marked dirty by updates plus a rotating slice of the pool
-(``1 / refresh_period`` of it), which bounds how stale the pooled-prior part of any cached
-prediction can be.
+:meth:`refresh` recomputes the nodes marked dirty by updates (the updated nodes, their
+in-neighbours and the members of their environments) plus a rotating slice of the pool
+(``1 / refresh_period`` of it), which bounds how stale the decay and pool-prior part of any
+cached prediction can be.
 """
 
 from __future__ import annotations
@@ -35,15 +44,18 @@ ROLLOUTS, REWARD, GROUPS, VARIANCE = range(4)
 
 @dataclass
 class PredictorConfig:
-    """Weights of the evidence sources (in pseudo-groups) and the decay.
+    """Weights of the evidence sources (in pseudo-groups of the mean group size) and the decay.
 
     Attributes:
         within_weight: Most evidence the within-environment neighbours can contribute.
         cross_weight: Most evidence the cross-environment neighbours can contribute.
         env_weight: Most evidence the node's environment as a whole can contribute.
         prior_weight: Evidence of the pool-wide prior (``prior_variance`` before any rollout).
-        prior_variance: Predicted within-group variance before anything is observed.
+        prior_variance: ``E[p (1 - p)]`` assumed before anything is observed (0.25: all tasks
+            at p = 0.5, the optimistic start that makes every task worth a first look).
         half_life: Scheduler steps after which a group's evidence counts half.
+        revisit_forget: Factor on a node's own earlier evidence when a new group of it arrives:
+            training on a task moves its success rate fastest, so its older groups go stale first.
         refresh_period: Every cached prediction is recomputed at least once per this many steps.
     """
 
@@ -53,6 +65,7 @@ class PredictorConfig:
     prior_weight: float = 0.5
     prior_variance: float = 0.25
     half_life: float = 20.0
+    revisit_forget: float = 0.5
     refresh_period: int = 20
 
 
@@ -81,18 +94,26 @@ class VariancePredictor:
         self.mean = np.full(n, 0.5)
         self.uncertainty = np.ones(n)
         self.dirty: set[int] = set()
+        self.dirty_envs: set[int] = set()
+        order = np.argsort(env_of, kind="stable")
+        self.env_members = np.split(order, np.flatnonzero(np.diff(env_of[order])) + 1) if n else []
         self.cursor = 0
+        self.refresh_all()
 
     # ----------------------------------------------------------------- updates
     def observe(self, node: int, rewards: np.ndarray) -> None:
         """Add one finished group of ``node`` at the current step."""
         scale = self.growth ** (self.step - self.base_step)
-        delta = np.array([rewards.size, rewards.sum(), 1.0, rewards.var()]) * scale
+        size = rewards.size
+        unbiased = rewards.var() * size / (size - 1) if size > 1 else 0.0
+        delta = np.array([size, np.clip(rewards, 0.0, 1.0).sum(), float(size > 1), unbiased]) * scale
+        delta -= (1.0 - self.config.revisit_forget) * self.stats[node]
         self.stats[node] += delta
         self.env_stats[self.env_of[node]] += delta
         self.pool += delta
         self.last_seen[node] = self.step
         self.dirty.add(node)
+        self.dirty_envs.add(int(self.env_of[node]))
         for incoming, agg in ((self.in_within, self.agg_within), (self.in_cross, self.agg_cross)):
             lo, hi = incoming.indptr[node], incoming.indptr[node + 1]
             rows = incoming.indices[lo:hi]
@@ -110,56 +131,65 @@ class VariancePredictor:
 
     # -------------------------------------------------------------- prediction
     def refresh(self) -> None:
-        """Recompute the cached predictions of dirty nodes and of the next rotating slice."""
+        """Recompute the cached predictions of dirty nodes and environments and of the next rotating slice."""
         chunk = -(-self.n // max(1, self.config.refresh_period))
         rotating = (self.cursor + np.arange(min(chunk, self.n))) % max(self.n, 1)
         self.cursor = int((self.cursor + chunk) % max(self.n, 1))
-        nodes = np.union1d(np.fromiter(self.dirty, dtype=np.int64, count=len(self.dirty)), rotating)
+        parts = [np.fromiter(self.dirty, dtype=np.int64, count=len(self.dirty)), rotating]
+        parts += [self.env_members[e] for e in sorted(self.dirty_envs)]
+        nodes = np.unique(np.concatenate(parts))
         self.dirty.clear()
+        self.dirty_envs.clear()
         if nodes.size:
             self.variance[nodes], self.mean[nodes], self.uncertainty[nodes] = self.compute(nodes)
 
     def refresh_all(self) -> None:
         """Recompute every cached prediction."""
         self.dirty.clear()
+        self.dirty_envs.clear()
         self.variance, self.mean, self.uncertainty = self.compute(np.arange(self.n))
 
     def compute(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Fresh (variance, mean, uncertainty) of ``nodes`` from the current statistics."""
         cfg = self.config
         decay = self.growth ** -(self.step - self.base_step)
-        own = self.stats[nodes] * decay
-        sources = [
-            (self.agg_within[nodes] * decay, cfg.within_weight),
-            (self.agg_cross[nodes] * decay, cfg.cross_weight),
-            (self.env_stats[self.env_of[nodes]] * decay, cfg.env_weight),
-        ]
-        var_num, var_den = own[:, VARIANCE].copy(), own[:, GROUPS].copy()
-        mean_num, mean_den = own[:, REWARD] / np.maximum(own[:, ROLLOUTS], 1e-12) * own[:, GROUPS], own[:, GROUPS].copy()
+        group = self.group_size()
+        prior_nu, prior_mu = self.pool_prior()
+        weight_sum = np.full(len(nodes), cfg.prior_weight)
+        mu_sum, nu_sum = weight_sum * prior_mu, weight_sum * prior_nu
+        sources = ((self.agg_within[nodes], cfg.within_weight), (self.agg_cross[nodes], cfg.cross_weight),
+                   (self.env_stats[self.env_of[nodes]], cfg.env_weight))  # fmt: skip
         for agg, cap in sources:
-            groups = agg[:, GROUPS]
+            groups = agg[:, GROUPS] * decay
             weight = cap * groups / (groups + 1.0)
-            safe = np.maximum(groups, 1e-12)
-            var_num += weight * agg[:, VARIANCE] / safe
-            mean_num += weight * agg[:, REWARD] / np.maximum(agg[:, ROLLOUTS], 1e-12)
-            var_den += weight
-            mean_den += weight
-        prior_var, prior_mean = self.pool_prior()
-        var_num += cfg.prior_weight * prior_var
-        mean_num += cfg.prior_weight * prior_mean
-        var_den += cfg.prior_weight
-        mean_den += cfg.prior_weight
-        uncertainty = np.sqrt(cfg.prior_weight / var_den)
-        return var_num / var_den, mean_num / mean_den, uncertainty
+            mu_sum += weight * agg[:, REWARD] / np.maximum(agg[:, ROLLOUTS], 1e-12)
+            nu_sum += weight * agg[:, VARIANCE] / np.maximum(agg[:, GROUPS], 1e-12)
+            weight_sum += weight
+        mu = mu_sum / weight_sum
+        spread = mu * (1.0 - mu)
+        nu = np.minimum(nu_sum / weight_sum, spread)
+        kappa = np.minimum(nu / np.maximum(spread - nu, 1e-9), weight_sum * group)
+        own = self.stats[nodes] * decay
+        a = own[:, REWARD] + mu * kappa + 1e-9
+        b = own[:, ROLLOUTS] - own[:, REWARD] + (1.0 - mu) * kappa + 1e-9
+        total = a + b
+        mean = a / total
+        expected = mean * (1.0 - mean) * total / (total + 1.0)
+        return expected * (group - 1.0) / group, mean, np.sqrt(mean * (1.0 - mean) / (total + 1.0))
 
     def pool_prior(self) -> tuple[float, float]:
-        """Pool-wide (variance, mean), or the configured prior before any rollout."""
+        """Pool-wide (E[p (1 - p)], mean), shrunk towards the configured prior by one group."""
         groups, rollouts = self.pool[GROUPS], self.pool[ROLLOUTS]
-        if groups <= 0:
+        if groups <= 0 or rollouts <= 0:
             return self.config.prior_variance, 0.5
         weight = groups / (groups + 1.0)
-        var = weight * self.pool[VARIANCE] / groups + (1 - weight) * self.config.prior_variance
-        return float(var), float(self.pool[REWARD] / rollouts)
+        nu = weight * self.pool[VARIANCE] / groups + (1 - weight) * self.config.prior_variance
+        return float(nu), float(self.pool[REWARD] / rollouts)
+
+    def group_size(self) -> float:
+        """Mean rollouts per group seen so far (8 before any)."""
+        groups = self.pool[GROUPS]
+        return float(self.pool[ROLLOUTS] / groups) if groups > 0 else 8.0
 
     def own_groups(self) -> np.ndarray:
         """Decayed group count of every node's own evidence."""
@@ -171,7 +201,7 @@ class VariancePredictor:
     def state_dict(self) -> dict[str, Any]:
         """Statistics, aggregates, cached predictions and clock, as JSON-able lists."""
         state: dict[str, Any] = {name: getattr(self, name).tolist() for name in self.ARRAYS}
-        state.update(base_step=self.base_step, step=self.step, cursor=self.cursor, dirty=sorted(self.dirty))
+        state.update(base_step=self.base_step, step=self.step, cursor=self.cursor, dirty=sorted(self.dirty), dirty_envs=sorted(self.dirty_envs))
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -180,4 +210,4 @@ class VariancePredictor:
             current = getattr(self, name)
             setattr(self, name, np.asarray(state[name], dtype=current.dtype).reshape(current.shape))
         self.base_step, self.step, self.cursor = state["base_step"], state["step"], state["cursor"]
-        self.dirty = set(state["dirty"])
+        self.dirty, self.dirty_envs = set(state["dirty"]), set(state["dirty_envs"])
