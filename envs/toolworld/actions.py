@@ -47,6 +47,7 @@ class Refusal:
     """A request the agent must decline.
 
     Attributes:
+        call: The call the request asks for (the one the agent must not make).
         phrase: The user's request (contains ``{ref}``).
         reveal: Whether the agent must read the record to see why (hard rules) or the
             system prompt already says (policy limits).
@@ -55,6 +56,7 @@ class Refusal:
         kind: ``bound``, ``status`` or ``policy``.
     """
 
+    call: ToolCall
     phrase: str
     reveal: bool
     reason: str
@@ -121,8 +123,7 @@ class Adjust(Action):
         if hi < self.amounts[0]:
             return None
         amount = rng.randint(self.amounts[0], hi)
-        call = ToolCall(self.tool, {self.id_arg: rid, self.arg: amount})
-        return Act(call, self.template.replace("{amount}", str(amount)), (rid,), self.field)
+        return Act(self._call(rid, amount), self.template.replace("{amount}", str(amount)), (rid,), self.field)
 
     def violate(self, rng: random.Random, rid: str, rec: Record, others: Sequence[str], limit: float | None) -> Refusal | None:
         options: list[Refusal] = []
@@ -134,12 +135,15 @@ class Adjust(Action):
                 reason = f"{{ref}} has only {shown} {self.unit}, so {amount} cannot be taken"
             else:
                 reason = f"{{ref}} holds {shown} of at most {fact(self._cap(rec))} {self.unit}, so {amount} more do not fit"
-            options.append(Refusal(self.template.replace("{amount}", str(amount)), True, reason, (shown,), "bound"))
+            options.append(Refusal(self._call(rid, amount), self.template.replace("{amount}", str(amount)), True, reason, (shown,), "bound"))
         if limit is not None:
             amount = int(limit) + rng.randint(1, max(1, int(limit) // 2))
             reason = f"the policy allows at most {fact(limit)} {self.unit} per request"
-            options.append(Refusal(self.template.replace("{amount}", str(amount)), False, reason, (fact(limit),), "policy"))
+            options.append(Refusal(self._call(rid, amount), self.template.replace("{amount}", str(amount)), False, reason, (fact(limit),), "policy"))
         return rng.choice(options) if options else None
+
+    def _call(self, rid: str, amount: int) -> ToolCall:
+        return ToolCall(self.tool, {self.id_arg: rid, self.arg: amount})
 
     def _cap(self, rec: Record) -> float:
         return rec[self.cap] if isinstance(self.cap, str) else float(self.cap or 0)
@@ -173,6 +177,9 @@ class Move(Action):
     noun: str
     policy: str | None = None
 
+    def _call(self, rid: str, dst: str, amount: int) -> ToolCall:
+        return ToolCall(self.tool, {self.id_arg: rid, self.dst_arg: dst, self.arg: amount})
+
     def _phrase(self, dst: str, amount: int) -> str:
         return self.template.replace("{dst}", f"{self.noun} {dst}").replace("{amount}", str(amount))
 
@@ -181,8 +188,7 @@ class Move(Action):
         if hi < self.amounts[0] or not others:
             return None
         amount, dst = rng.randint(self.amounts[0], hi), rng.choice(list(others))
-        call = ToolCall(self.tool, {self.id_arg: rid, self.dst_arg: dst, self.arg: amount})
-        return Act(call, self._phrase(dst, amount), (rid, dst), self.field)
+        return Act(self._call(rid, dst, amount), self._phrase(dst, amount), (rid, dst), self.field)
 
     def violate(self, rng: random.Random, rid: str, rec: Record, others: Sequence[str], limit: float | None) -> Refusal | None:
         if not others:
@@ -193,11 +199,11 @@ class Move(Action):
         if limit is None or have + 1 <= limit:
             amount = rng.randint(have + 1, int(limit) if limit is not None else have + self.amounts[1])
             reason = f"{{ref}} has only {fact(rec[self.field])} {self.unit} available"
-            options.append(Refusal(self._phrase(dst, amount), True, reason, (fact(rec[self.field]),), "bound"))
+            options.append(Refusal(self._call(rid, dst, amount), self._phrase(dst, amount), True, reason, (fact(rec[self.field]),), "bound"))
         if limit is not None:
             amount = int(limit) + rng.randint(1, max(1, int(limit) // 2))
             reason = f"the policy allows at most {fact(limit)} {self.unit} per transfer"
-            options.append(Refusal(self._phrase(dst, amount), False, reason, (fact(limit),), "policy"))
+            options.append(Refusal(self._call(rid, dst, amount), self._phrase(dst, amount), False, reason, (fact(limit),), "policy"))
         return rng.choice(options)
 
     def policy_text(self, limit: float) -> str:
@@ -232,7 +238,7 @@ class Transition(Action):
         if rec["status"] in self.allowed_from:
             return None
         reason = f"{{ref}} is {rec['status']}, and only a record that is {' or '.join(self.allowed_from)} can be changed that way"
-        return Refusal(self.template, True, reason, (rec["status"],), "status")
+        return Refusal(ToolCall(self.tool, {self.id_arg: rid}), self.template, True, reason, (rec["status"],), "status")
 
     def reported(self, result: Any) -> Any:
         return result["status"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envsched_gym.declarations import AssistantTurn, TaskSpec, ToolCall, VerifierConfig
-from envsched_gym.envs.toolworld.actions import Act
+from envsched_gym.envs.toolworld.actions import Act, Refusal
 from envsched_gym.envs.toolworld.domain import Variant
 from envsched_gym.envs.toolworld.units import Unit, read_unit, ref, refusal_unit, write_unit
 
@@ -95,8 +95,8 @@ class Generator:
             return self._read(used, by_name)
         return write_unit(self.variant, self._act(used), by_name, self.rng.random() < 0.5, False)
 
-    def refusal(self, used: set[str]) -> tuple[Unit, str]:
-        """A unit to decline, and the kind of rule it breaks."""
+    def refusal(self, used: set[str]) -> tuple[Unit, Refusal]:
+        """A unit to decline, and the refused request."""
         actions = list(self.variant.actions)
         self.rng.shuffle(actions)
         free = self._free(used)
@@ -105,8 +105,8 @@ class Generator:
             for action in actions:
                 refusal = action.violate(self.rng, rid, self.variant.records[rid], others, self.variant.limits.get(action.tool))
                 if refusal is not None:
-                    used.add(rid)
-                    return refusal_unit(self.variant, rid, self.rng.random() < 0.5, refusal), refusal.kind
+                    used.update(v for v in refusal.call.arguments.values() if v in self.variant.records)
+                    return refusal_unit(self.variant, rid, self.rng.random() < 0.5, refusal), refusal
         raise LookupError(f"{self.variant.env_id}: no record allows a request to refuse")
 
     # ---------------------------------------------------------- patterns
@@ -121,9 +121,9 @@ class Generator:
             return self._parallel([self.unit(used, s) for s in self.rng.choice(PARALLEL_SIZES[k])])
         if pattern == "refuse":
             units = [self.unit(used, s) for s in self.rng.choice(REFUSE_PREFIXES)]
-            bad, kind = self.refusal(used)
+            bad, refusal = self.refusal(used)
             draft = self._sequential("refuse", [*units, bad])
-            draft.extra["refusal"] = kind
+            draft.extra.update(refusal=refusal.kind, refused_call=refusal.call.to_dict())
             return draft
         if pattern == "ask":
             return self._ask(used)

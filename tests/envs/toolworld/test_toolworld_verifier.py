@@ -1,0 +1,124 @@
+"""ToolWorld verifier: each check fails the episode on its own, and only the right process passes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import gymnasium as gym
+import pytest
+
+import envsched_gym
+from envsched_gym import TaskSpec, ToolCall, ToolError, render_calls, render_turn
+
+ENV_ID = "envsched/ToolWorld-v0"
+
+
+@pytest.fixture(scope="module")
+def env() -> gym.Env:
+    return gym.make(ENV_ID)
+
+
+@pytest.fixture(scope="module")
+def tasks(env: gym.Env) -> list[TaskSpec]:
+    index = env.unwrapped.index
+    return [index.get(i)[0] for i in index.ids("all")]
+
+
+def _find(tasks: list[TaskSpec], pred: Callable[[TaskSpec], bool]) -> TaskSpec:
+    return next(t for t in tasks if pred(t))
+
+
+def _play(env: gym.Env, task: TaskSpec, turns: list[str]) -> dict:
+    env.reset(options={"task_id": task.task_id})
+    for text in turns:
+        _, reward, terminated, truncated, info = env.step(text)
+        if terminated or truncated:
+            return info
+    raise AssertionError("the episode did not end")
+
+
+def _gold(task: TaskSpec) -> list[str]:
+    return [render_turn(t) for t in task.solution]
+
+
+def test_missing_fact_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
+    task = _find(tasks, lambda t: t.metadata["pattern"] == "chain" and t.verifier.params["facts"])
+    turns = _gold(task)
+    info = _play(env, task, [*turns[:-1], "All done."])
+    assert info["outcome"]["reward"] == 0.0
+    assert info["reward_breakdown"] == {"state": 1.0, "facts": 0.0, "process": 1.0}
+    assert info["outcome"]["details"]["missing_facts"] == task.verifier.params["facts"]
+
+
+def test_wrong_state_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
+    task = _find(tasks, lambda t: t.metadata["pattern"] == "single" and t.metadata["n_writes"] == 1)
+    info = _play(env, task, [task.solution[-1].content])
+    assert info["reward_breakdown"]["state"] == 0.0 and info["outcome"]["reward"] == 0.0
+
+
+def test_refusing_after_doing_it_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
+    """Policy-limit refusals the tool would accept: making the refused call changes the state."""
+    checked = 0
+    for task in [t for t in tasks if t.metadata.get("refusal") == "policy"][::10]:
+        call = ToolCall.from_dict(task.metadata["refused_call"])
+        env.reset(options={"task_id": task.task_id})
+        _, _, _, _, info = env.step(render_calls([call]))
+        if info["messages"][-1]["content"].startswith("Error:"):
+            continue  # also over a hard limit: the tool refuses by itself
+        _, reward, terminated, _, info = env.step(task.solution[-1].content)
+        assert terminated and reward == 0.0, task.task_id
+        assert info["reward_breakdown"]["state"] == 0.0
+        if task.verifier.params["max_writes"] == 0:
+            assert info["reward_breakdown"]["process"] == 0.0
+        checked += 1
+    assert checked >= 20
+
+
+def test_refused_calls_are_refused_by_a_rule(env: gym.Env, tasks: list[TaskSpec]) -> None:
+    """Bound and status refusals break a rule the tool enforces; policy ones a prompt-only limit."""
+    adapter = env.unwrapped.adapter
+    for task in [t for t in tasks if t.metadata["pattern"] == "refuse"][::7]:
+        call = ToolCall.from_dict(task.metadata["refused_call"])
+        world = adapter.make_world(task)
+        if task.metadata["refusal"] == "policy":
+            limit = adapter.variant(task.env_id).limits[call.name]
+            assert str(limit) in task.verifier.params["facts"] and call.arguments[next(reversed(call.arguments))] > limit
+        else:
+            with pytest.raises(ToolError):
+                world.call(call.name, call.arguments)
+
+
+def test_ask_task_needs_a_question_before_any_write(env: gym.Env, tasks: list[TaskSpec]) -> None:
+    task = _find(tasks, lambda t: t.metadata["pattern"] == "ask" and t.metadata["n_calls"] == 1)
+    gold = _gold(task)
+    info = _play(env, task, gold)
+    assert info["outcome"]["reward"] == 1.0
+    statement = _play(env, task, ["Tell me which one you mean.", *gold[1:]])
+    assert statement["outcome"]["reward"] == 0.0 and "did not ask" in statement["outcome"]["details"]["process"]
+    eager = _play(env, task, [gold[1], "Which one did you mean?", gold[1], gold[-1]])
+    assert eager["reward_breakdown"]["process"] == 0.0 and "before asking" in eager["outcome"]["details"]["process"]
+
+
+def test_step_limit_scores_zero(env: gym.Env, tasks: list[TaskSpec]) -> None:
+    task = _find(tasks, lambda t: t.metadata["pattern"] == "single" and t.metadata["n_writes"] == 0)
+    read = render_turn(task.solution[0])
+    env.reset(options={"task_id": task.task_id})
+    for _ in range(env.unwrapped.episode.env.max_steps_per_turn):
+        _, reward, terminated, truncated, info = env.step(read)
+    assert truncated and not terminated and reward == 0.0 and info["termination"] == "turn_limit"
+
+
+def test_oracle_in_python_and_openai_formats(env: gym.Env, tasks: list[TaskSpec]) -> None:
+    """Gold turns rendered in the other wire formats score the same (every 25th task)."""
+    for fmt in ("python", "openai"):
+        for task in tasks[::25]:
+            info = _play(env, task, [render_turn(t, fmt) for t in task.solution])
+            assert info["outcome"]["reward"] == 1.0, (fmt, task.task_id, info["outcome"])
+
+
+def test_adapter_options_change_the_suite() -> None:
+    env = envsched_gym.make(ENV_ID, adapter_options={"seed": 7, "variants_per_domain": 2})
+    index = env.unwrapped.index
+    assert len(index.envs) == 2 * 22 and len(index.tasks) == 2 * 22 * 44
+    task = index.get(index.ids("heldout")[0])[0]
+    assert _play(env, task, _gold(task))["outcome"]["reward"] == 1.0
