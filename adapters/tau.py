@@ -1,8 +1,9 @@
 """τ-bench (τ2) retail and airline as ``envsched/Tau-retail-v0`` and ``envsched/Tau-airline-v0``.
 
 Tasks come from τ2's ``tasks.json`` (``task_set="current"``: the τ³-era files at a2c0247;
-``"pre_tau3"``: the first τ2 release), with train/test from ``split_tasks.json``. Task ids are
-``retail/0`` and ``retail@pre/0``. The system prompt is τ2's agent instruction plus the domain
+``"pre_tau3"``: the first τ2 release), with train/test from ``split_tasks.json``, or from the
+original τ-bench (``"tau1"``: 500 retail training tasks, 115 + 20 retail and 50 airline test
+tasks). Task ids are ``retail/0``, ``retail@pre/0`` and ``retail@tau1/train/0``. The system prompt is τ2's agent instruction plus the domain
 policy. The customer is the deterministic :class:`ScriptedTauUser` by default, or an LLM
 (``user="llm"`` with ``user_options``, see :func:`envsched_gym.llm_user.backend_from_options`)
 prompted with τ2's simulation guidelines::
@@ -48,7 +49,7 @@ class TauAdapter(Adapter):
     """The τ-bench family (see the module docstring).
 
     Args:
-        task_set: ``current`` or ``pre_tau3``.
+        task_set: ``current``, ``pre_tau3`` or ``tau1`` (the original τ-bench tasks).
         user: ``scripted`` (deterministic, CPU) or ``llm``.
         user_options: For ``user="llm"``: endpoint fields (``base_url``, ``model``, ``api_key_env``,
             ``timeout_s``, ``retries``, ...) or ``{"local_model": path}``.
@@ -117,12 +118,16 @@ class TauAdapter(Adapter):
 
     def _domain_tasks(self, domain: str) -> list[TaskSpec]:
         if domain not in self._tasks:
-            source = TaskSource(
-                domain, self.task_set, self._domain_file(domain, "tasks.json", self.task_set), self._domain_file(domain, "split_tasks.json")
-            )
+            source = self._source(domain)
             writes = {t.name for t in WORLDS[domain].tool_specs() if t.write}
             self._tasks[domain] = load_tasks(source, f"Tau/{domain}", writes)
         return self._tasks[domain]
+
+    def _source(self, domain: str) -> TaskSource:
+        split_file = self._domain_file(domain, "split_tasks.json")
+        if self.task_set == "tau1":
+            return TaskSource(domain, self.task_set, self._path(*TASK_SETS["tau1"], domain), split_file)
+        return TaskSource(domain, self.task_set, self._domain_file(domain, "tasks.json", self.task_set), split_file)
 
     # ------------------------------------------------------------------ episodes
     def make_world(self, task: TaskSpec) -> TauWorld:

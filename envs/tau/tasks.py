@@ -1,4 +1,9 @@
-"""τ2 task files to :class:`TaskSpec`: ids, splits, scoring criteria and a gold conversation.
+"""τ-bench task files to :class:`TaskSpec`: ids, splits, scoring criteria and a gold conversation.
+
+Three task sets: τ2's current ``tasks.json``, τ2's first release, and the original τ-bench
+(``tau1``), whose ``{instruction, actions, outputs}`` tasks are read as τ2 tasks with the
+instruction as the scenario, the outputs as ``communicate_info`` and ``[DB, COMMUNICATE]``
+scoring (τ-bench's own rule). All three run on τ2's ``db.json``.
 
 τ2 tasks carry gold *actions* (tool calls), not gold conversations. The gold solution built
 here is what a policy-abiding agent would send: before each write action a confirmation
@@ -19,8 +24,15 @@ from envsched_gym.envs.tau.scripted_user import opening_message
 
 from envsched_gym import AssistantTurn, TaskSpec, ToolCall, VerifierConfig
 
-TASK_SETS = {"current": ("tau2", "data"), "pre_tau3": ("tau2", "pre_tau3_37199f3", "data")}
-"""Task set name -> folder (under the benchmark root) holding ``tau2/domains/<domain>/tasks.json``."""
+TASK_SETS = {
+    "current": ("tau2", "data"),
+    "pre_tau3": ("tau2", "pre_tau3_37199f3", "data"),
+    "tau1": ("tau2", "tau-bench", "tau_bench", "envs"),
+}
+"""Task set name -> its folder under the benchmark root."""
+ID_TAGS = {"current": "", "pre_tau3": "@pre", "tau1": "@tau1"}
+TAU1_SPLITS = {"train": "train", "test": "test", "dev": "test"}
+"""Original τ-bench task file (``tasks_<name>.json``) -> split; dev tasks are evaluation tasks."""
 DEFAULT_REWARD_BASIS = ["DB", "COMMUNICATE"]
 TRANSFER_TOOL = "transfer_to_human_agents"
 TRANSFER_MESSAGE = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
@@ -33,9 +45,9 @@ class TaskSource:
 
     Attributes:
         domain: ``retail`` or ``airline``.
-        task_set: ``current`` (τ2 at a2c0247) or ``pre_tau3`` (the first τ2 release).
-        tasks_file: The ``tasks.json`` path.
-        split_file: The ``split_tasks.json`` path (train/test ids; the same for both sets).
+        task_set: ``current`` (τ2 at a2c0247), ``pre_tau3`` (the first τ2 release) or ``tau1``.
+        tasks_file: The ``tasks.json`` path (for ``tau1``: the domain's folder).
+        split_file: τ2's ``split_tasks.json`` (train/test ids, shared by the τ2 sets).
     """
 
     domain: str
@@ -45,16 +57,42 @@ class TaskSource:
 
     @property
     def id_prefix(self) -> str:
-        """Prefix of suite task ids: ``retail/`` or ``retail@pre/``."""
-        return f"{self.domain}/" if self.task_set == "current" else f"{self.domain}@pre/"
+        """Prefix of suite task ids: ``retail/``, ``retail@pre/`` or ``retail@tau1/``."""
+        return f"{self.domain}{ID_TAGS[self.task_set]}/"
 
 
 def load_tasks(source: TaskSource, env_id: str, write_tools: set[str]) -> list[TaskSpec]:
     """Every task of ``source`` as a :class:`TaskSpec` (split from ``split_tasks.json``)."""
+    if source.task_set == "tau1":
+        return load_tau1_tasks(source, env_id, write_tools)
     raw = json.loads(source.tasks_file.read_text(encoding="utf-8"))
     splits = json.loads(source.split_file.read_text(encoding="utf-8"))
     split_of = {tid: name for name in ("train", "test") for tid in splits.get(name, [])}
     return [to_task_spec(task, source, env_id, write_tools, split_of.get(str(task["id"]), "test")) for task in raw]
+
+
+def load_tau1_tasks(source: TaskSource, env_id: str, write_tools: set[str]) -> list[TaskSpec]:
+    """The original τ-bench tasks of one domain (``tasks_{train,test,dev}.json``), ids ``<file>/<index>``."""
+    specs = []
+    for name, split in TAU1_SPLITS.items():
+        path = source.tasks_file / f"tasks_{name}.json"
+        if not path.exists():
+            continue
+        for index, task in enumerate(json.loads(path.read_text(encoding="utf-8"))):
+            actions = [
+                {"action_id": f"{name}/{index}_{i}", "name": a["name"], "arguments": a["kwargs"]} for i, a in enumerate(task["actions"])
+            ]
+            as_tau2 = {
+                "id": f"{name}/{index}",
+                "user_scenario": {"persona": None, "instructions": task["instruction"]},
+                "evaluation_criteria": {
+                    "actions": actions,
+                    "communicate_info": task["outputs"],
+                    "reward_basis": list(DEFAULT_REWARD_BASIS),
+                },
+            }
+            specs.append(to_task_spec(as_tau2, source, env_id, write_tools, split))
+    return specs
 
 
 def to_task_spec(task: dict[str, Any], source: TaskSource, env_id: str, write_tools: set[str], split: str) -> TaskSpec:
