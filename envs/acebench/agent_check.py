@@ -186,4 +186,4 @@ def _same(calls: list[ToolCall], stone: str, mode: str) -> bool:
         return call_string(calls) == (call_string(parsed) if parsed is not None else stone.strip())
     if parsed is None or len(parsed) != len(calls):
         return False
-    return all(a.name == b.name and values_equal(a.arguments, b.arguments) for a, b in zip(calls, parsed))
+    return all(a.name == b.name and values_equal(a.arguments, b.arguments) for a, b in zip(calls, parsed, strict=True))

@@ -94,7 +94,7 @@ def faithful_check(functions: list[dict[str, Any]], output: Calls, gold: dict[st
             return _bad(
                 "function_mismatch", f"incorrect count for function {name}: [expected: {gold_count[name]}, actual: {out_count[name]}]"
             )
-    for key, gold_call in zip(keys, gold_calls):
+    for key, gold_call in zip(keys, gold_calls, strict=True):
         description = next((f for f in functions if f["name"] in key), None)  # substring lookup, as the original
         result = _bad("simple_function_checker:unclear", "wrong_function")
         for call in output:
@@ -221,7 +221,7 @@ def _list_dict_check(param: str, value: list[Any], gold: Any, func: str) -> Chec
         return _bad(
             "value_error:list_dict_count", f"wrong value for parameter ({param}) of api ({func}): [excepted: {gold}, real: [{value}]]"
         )
-    for got, want in zip(value, gold):
+    for got, want in zip(value, gold, strict=True):
         result = _dict_check(param, got, want, func)
         if not result.valid:
             return result
@@ -238,7 +238,7 @@ def values_equal(got: Any, want: Any) -> bool:
     if isinstance(got, dict) and isinstance(want, dict):
         return got.keys() == want.keys() and all(values_equal(got[k], want[k]) for k in want)
     if isinstance(got, list) and isinstance(want, list):
-        return len(got) == len(want) and all(values_equal(g, w) for g, w in zip(got, want))
+        return len(got) == len(want) and all(values_equal(g, w) for g, w in zip(got, want, strict=True))
     return type(got) is type(want) and got == want
 
 
@@ -265,5 +265,5 @@ def strict_check(functions: list[dict[str, Any]], output: Calls, gold: dict[str,
     diffs = [[call_differences(call, name, args) for name, args in golds] for call in output]
     cost = np.array([[len(d) for d in row] for row in diffs], dtype=float)
     rows, cols = linear_sum_assignment(cost)
-    errors = [e for r, c in zip(rows, cols) for e in diffs[r][c]]
+    errors = [e for r, c in zip(rows, cols, strict=True) for e in diffs[r][c]]
     return _ok() if not errors else Check(False, errors, "value_error")

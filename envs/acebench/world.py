@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from envsched_gym import ToolError, ToolSpec, World
-from envsched_gym.envs.acebench.phone import BaseApi, FoodPlatform, MessageApi, ReminderApi, Scenario
+from envsched_gym.envs.acebench.food import FoodPlatform
+from envsched_gym.envs.acebench.phone import BaseApi, MessageApi, ReminderApi, Scenario
 from envsched_gym.envs.acebench.travel import Travel, TravelZh
 
 SCENARIO_CLASSES: dict[str, type[Scenario]] = {
