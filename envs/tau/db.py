@@ -37,15 +37,26 @@ class BaseDB:
 
     def __init__(self, tables: dict[str, dict[str, Record]]) -> None:
         self.tables = tables
-        self._dumps: dict[str, dict[str, str]] = {}
+        self._entries: dict[str, dict[str, str]] = {}
+        self._texts: dict[str, str] = {}
 
-    def record_dump(self, table: str, key: str) -> str:
-        """Canonical text of an untouched base record (computed once, then cached)."""
-        cache = self._dumps.setdefault(table, {})
-        text = cache.get(key)
-        if text is None:
-            text = cache[key] = dump(self.tables[table][key])
-        return text
+    def entries(self, table: str) -> dict[str, str]:
+        """``{key: '"key": <record dump>'}`` of a table (computed once, then cached)."""
+        if table not in self._entries:
+            self._entries[table] = {key: entry(key, record) for key, record in self.tables[table].items()}
+        return self._entries[table]
+
+    def table_text(self, table: str) -> str:
+        """Canonical text of an untouched table, without its braces (cached)."""
+        if table not in self._texts:
+            entries = self.entries(table)
+            self._texts[table] = ", ".join(entries[key] for key in sorted(entries))
+        return self._texts[table]
+
+
+def entry(key: str, record: Record) -> str:
+    """One ``"key": value`` member of a canonical JSON object."""
+    return f"{dump(key)}: {dump(record)}"
 
 
 @lru_cache(maxsize=8)
@@ -102,26 +113,22 @@ class TauDB:
 
     def canonical(self) -> str:
         """The canonical JSON dump of the whole database."""
-        return "".join(self._pieces())
+        tables = (f"{dump(table)}: {{{self._table_text(table)}}}" for table in sorted(self.overlay))
+        return "{" + ", ".join(tables) + "}"
 
     def sha256(self) -> str:
-        """SHA-256 (hex) of :meth:`canonical`, computed without building the whole string."""
-        digest = hashlib.sha256()
-        for piece in self._pieces():
-            digest.update(piece.encode("utf-8"))
-        return digest.hexdigest()
+        """SHA-256 (hex) of :meth:`canonical`."""
+        return hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
 
     def to_dict(self) -> dict[str, dict[str, Record]]:
         """An independent deep copy of the whole database as plain data."""
         return json.loads(self.canonical())
 
-    def _pieces(self) -> Iterator[str]:
-        yield "{"
-        for t_index, table in enumerate(sorted(self.overlay)):
-            yield f"{', ' if t_index else ''}{dump(table)}: {{"
-            own = self.overlay[table]
-            for k_index, key in enumerate(sorted(self.keys(table))):
-                text = dump(own[key]) if key in own else self.base.record_dump(table, key)
-                yield f"{', ' if k_index else ''}{dump(key)}: {text}"
-            yield "}"
-        yield "}"
+    def _table_text(self, table: str) -> str:
+        """A table's canonical text: the base's cached entries with the episode's records swapped in."""
+        own = self.overlay[table]
+        if not own:
+            return self.base.table_text(table)
+        merged = dict(self.base.entries(table))
+        merged.update((key, entry(key, record)) for key, record in own.items())
+        return ", ".join(merged[key] for key in sorted(merged))
