@@ -11,7 +11,7 @@ LLM through :class:`envsched_gym.llm_user.LLMUser` when ``user_backend`` is give
 
 Options (``gym.make(id, adapter_options={...})`` or ``suite(options={"ACE": {...}})``):
 ``language`` (``en``, ``zh`` or ``all``), ``mode`` (``strict`` or ``faithful``),
-``categories`` (a subset of category names), ``data_dir``, ``user_backend``.
+``categories`` (a subset of category names), ``data_dir``, ``user_backend``, ``strip_whitespace``.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ class ACEBenchAdapter(Adapter):
         user_backend: A :class:`envsched_gym.llm_user.ChatBackend` for an LLM user in
             ``agent_multi_turn`` (default: the scripted user).
         max_steps: Assistant messages per agent episode.
+        strip_whitespace: Faithful mode only: delete whitespace inside string arguments before
+            the normal checker, as the original does to the raw model text (off by default: it
+            makes the original reject 72 of its own ground truths).
     """
 
     family = "ACE"
@@ -61,6 +64,7 @@ class ACEBenchAdapter(Adapter):
         data_dir: str | None = None,
         user_backend: Any = None,
         max_steps: int = 30,
+        strip_whitespace: bool = False,
     ) -> None:
         if language not in (*D.LANGUAGES, "all"):
             raise ValueError(f"unknown ACEBench language {language!r}; use 'en', 'zh' or 'all'")
@@ -73,6 +77,7 @@ class ACEBenchAdapter(Adapter):
         self.data_dir = data_dir
         self.user_backend = user_backend
         self.max_steps = max_steps
+        self.strip_whitespace = strip_whitespace
         self._tasks: list[TaskSpec] | None = None
 
     # -------------------------------------------------------------- declarations
@@ -206,7 +211,7 @@ class ACEBenchAdapter(Adapter):
     def make_verifier(self, task: TaskSpec) -> Verifier:
         group = task.metadata.get("group")
         if group == "normal":
-            return NormalVerifier(task, self.mode)
+            return NormalVerifier(task, self.mode, self.strip_whitespace)
         if group == "special":
             return SpecialVerifier(task, self.mode)
         return AgentVerifier(task, self.mode)

@@ -61,9 +61,23 @@ def gold_function_name(key: str, functions: list[dict[str, Any]]) -> str:
     return key if any(f["name"] == key for f in functions) else base_name(key)
 
 
-def check_normal(functions: list[dict[str, Any]], output: Calls, answer: Any, mode: str = "strict") -> Check:
-    """Check ``output`` against every alternative of ``answer``; valid if any alternative matches."""
+def check_normal(
+    functions: list[dict[str, Any]], output: Calls, answer: Any, mode: str = "strict", strip_whitespace: bool = False
+) -> Check:
+    """Check ``output`` against every alternative of ``answer``; valid if any alternative matches.
+
+    Args:
+        functions: The entry's function descriptions.
+        output: The calls, ``[{name: arguments}]``.
+        answer: The possible answer (one alternative or a list of them).
+        mode: ``strict`` or ``faithful``.
+        strip_whitespace: Faithful only: first delete all whitespace inside strings, as the
+            original does to the model's raw text before decoding it (it then rejects 72 of the
+            benchmark's own ground truths, see docs/acebench.md).
+    """
     checker = faithful_check if mode == "faithful" else strict_check
+    if mode == "faithful" and strip_whitespace:
+        output = without_whitespace(output)
     first: Check | None = None
     for gold in alternatives(answer):
         result = checker(functions, output, gold)
@@ -77,6 +91,17 @@ def check_normal(functions: list[dict[str, Any]], output: Calls, answer: Any, mo
 def standardize(text: str) -> str:
     """The original's string normalisation: drop `` ,./-_*^``, lower-case, ``'`` to ``"``."""
     return _STRIP_CHARS.sub("", text).lower().replace("'", '"')
+
+
+def without_whitespace(value: Any) -> Any:
+    """``value`` with all whitespace deleted inside its strings (dict keys included)."""
+    if isinstance(value, str):
+        return "".join(value.split())
+    if isinstance(value, list):
+        return [without_whitespace(v) for v in value]
+    if isinstance(value, dict):
+        return {without_whitespace(k): without_whitespace(v) for k, v in value.items()}
+    return value
 
 
 def faithful_check(functions: list[dict[str, Any]], output: Calls, gold: dict[str, Any]) -> Check:

@@ -31,15 +31,19 @@ def _first_reply(episode: Episode) -> tuple[str, list[dict[str, Any]]]:
 
 
 class NormalVerifier(Verifier):
-    """Scores the first assistant message's calls against the possible answer."""
+    """Scores the first assistant message's calls against the possible answer.
 
-    def __init__(self, task: TaskSpec, mode: str = "strict") -> None:
-        self.task, self.mode = task, _check_mode(mode)
+    ``strip_whitespace`` (faithful mode only) deletes whitespace inside string arguments first,
+    as the original does to the raw model text.
+    """
+
+    def __init__(self, task: TaskSpec, mode: str = "strict", strip_whitespace: bool = False) -> None:
+        self.task, self.mode, self.strip_whitespace = task, _check_mode(mode), strip_whitespace
 
     def score(self, episode: Episode, world: World) -> Outcome:
         _, calls = _first_reply(episode)
         params = self.task.verifier.params
-        result = check_normal(params["functions"], calls, params["answer"], self.mode)
+        result = check_normal(params["functions"], calls, params["answer"], self.mode, self.strip_whitespace)
         return Outcome(
             reward=float(result.valid),
             success=result.valid,

@@ -116,3 +116,12 @@ def test_strict_reports_the_difference() -> None:
 @pytest.mark.parametrize(("got", "want", "equal"), [(1, 1.0, True), (True, 1, False), ({"a": [1]}, {"a": [1.0]}, True), ("a", "A", False)])
 def test_values_equal(got: object, want: object, equal: bool) -> None:
     assert values_equal(got, want) is equal
+
+
+def test_whitespace_deletion_is_an_opt_in_faithful_quirk() -> None:
+    """Inside an object, a list compares as str(...): deleted spaces then break the match."""
+    gold = {"book_table": {"city": "Paris", "budget": {"max": ["quiet spot"]}}}
+    output = [{"book_table": {"city": "Paris", "budget": {"max": ["quiet spot"]}}}]
+    assert check_normal(FUNCTIONS, output, gold, "faithful").valid
+    assert not check_normal(FUNCTIONS, output, gold, "faithful", strip_whitespace=True).valid
+    assert check_normal(FUNCTIONS, output, gold, "strict", strip_whitespace=True).valid
