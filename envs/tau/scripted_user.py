@@ -4,7 +4,8 @@ It opens with the reason for the call and the facts it knows, says yes when the 
 to confirm an action, answers other questions with the scenario sentences that share the
 most words with the question, and ends the conversation the way τ2's users do:
 ``###TRANSFER###`` after the transfer notice, ``###STOP###`` when the agent replies without
-a question, ``###OUT-OF-SCOPE###`` when it would only repeat itself. It ignores the
+a question or asks whether there is anything else, ``###OUT-OF-SCOPE###`` when it would only
+repeat itself. It ignores the
 scenario's conditional instructions ("if the agent asks twice, ..."): use an LLM user
 (:mod:`envsched_gym.llm_user`) for faithful τ2 evaluation.
 """
@@ -19,6 +20,7 @@ from envsched_gym import Episode, TaskSpec, UserReply, UserSimulator
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 STOP_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
 CONFIRMATION = re.compile(r"\b(confirm|proceed|yes/no|yes or no|go ahead|shall i|should i|would you like me to)\b", re.IGNORECASE)
+CLOSING = re.compile(r"\b(anything else|is there anything|any other (questions?|requests?))\b", re.IGNORECASE)
 TRANSFER_NOTICE = re.compile(r"transferr?(ed|ing)\b.*\bhuman agent", re.IGNORECASE | re.DOTALL)
 _SUBJECT_VERBS = (
     "want|need|have|had|would|will|can|could|should|do|don't|did|didn't|also|only|just|recently|received|prefer|"
@@ -132,7 +134,7 @@ class ScriptedTauUser(UserSimulator):
             return UserReply(STOP, stop=True)
         if TRANSFER_NOTICE.search(text):
             return UserReply(TRANSFER, stop=True)
-        if "?" not in text:
+        if "?" not in text or CLOSING.search(text):
             return UserReply(STOP, stop=True)
         if CONFIRMATION.search(text):
             answer = "Yes, please proceed."

@@ -57,6 +57,11 @@ def test_confirms_actions_then_stops_when_the_agent_is_done() -> None:
     assert _say(user, episode, "The return is requested.") == (STOP, True)
 
 
+def test_closing_question_ends_the_conversation() -> None:
+    user, episode = _user()
+    assert _say(user, episode, "Your return is requested. Is there anything else I can help you with?") == (STOP, True)
+
+
 def test_transfer_notice_ends_with_transfer_token() -> None:
     user, episode = _user()
     assert _say(user, episode, "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON.") == (TRANSFER, True)
