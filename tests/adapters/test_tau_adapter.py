@@ -182,3 +182,20 @@ def test_tau1_oracle_and_db_sensitivity(tau1: envsched_gym.Adapter) -> None:
             cut = calls[: writes[-1]] + calls[writes[-1] + 1 :]
             broken += replay(tau1.make_world(task), cut, validate=False).sha256() != tau1.gold_hash(task)  # type: ignore[attr-defined]
     assert failures == [] and (with_writes, broken) == (655, 629)
+
+
+def test_scripted_agent_asks_the_scripted_user_and_acts_on_the_answer() -> None:
+    """A rule-based agent: ask for the user id, look the user up, refuse politely; the user answers and stops."""
+    try:
+        env = gym.make("envsched/Tau-airline-v0")
+    except DataNotFoundError as exc:
+        pytest.skip(f"tau2 data not available: {exc}")
+    env.reset(options={"task_id": "airline/0"})
+    answer, *_ = env.step("Could you tell me your user id, please?")
+    assert answer == "My user id is emma_kim_9957."
+    user_id = answer.rsplit(" ", 1)[-1].rstrip(".")
+    obs, *_ = env.step(f'<tool_call>{{"name": "get_user_details", "arguments": {{"user_id": "{user_id}"}}}}</tool_call>')
+    assert '"EHGLP3"' in obs
+    _, reward, terminated, truncated, info = env.step("Under our policy this reservation cannot be cancelled.")
+    assert terminated and not truncated and info["termination"] == "agent" and reward == 1.0
+    assert info["messages"][-1] == {"role": "user", "content": "###STOP###"}
