@@ -137,6 +137,44 @@ class AirlineWorld(TauWorld):
             method["amount"] -= total
         return {"payment_id": payment_id, "amount": total} if total != 0 else None
 
+    def _price_legs(self, flights: list[FlightInfo], cabin: str, seats: int) -> tuple[list[Record], list[Record], int]:
+        """Reservation legs, their bookable flight-days, and the fare total for ``seats`` passengers."""
+        legs, days, total = [], [], 0
+        for info in flights:
+            flight = self._flight(info["flight_number"])
+            day = self._available(flight, info["date"], cabin, seats)
+            price = day["prices"][cabin]
+            legs.append(
+                {
+                    "origin": flight["origin"],
+                    "destination": flight["destination"],
+                    "flight_number": flight["flight_number"],
+                    "date": info["date"],
+                    "price": price,
+                }
+            )
+            days.append(day)
+            total += price * seats
+        return legs, days, total
+
+    def _pay_booking(self, user: Record, payments: list[Payment], total: int) -> None:
+        """Check a booking's payments against the balances and the total, then take them."""
+        for payment in payments:
+            method = user["payment_methods"].get(payment["payment_id"])
+            if method is None:
+                raise ToolError(f"Payment method {payment['payment_id']} not found")
+            if method["source"] in ("gift_card", "certificate") and method["amount"] < payment["amount"]:
+                raise ToolError(f"Not enough balance in payment method {payment['payment_id']}")
+        paid = sum(p["amount"] for p in payments)
+        if paid != total:
+            raise ToolError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
+        for payment in payments:
+            method = user["payment_methods"][payment["payment_id"]]
+            if method["source"] == "gift_card":
+                method["amount"] -= payment["amount"]
+            elif method["source"] == "certificate":
+                user["payment_methods"].pop(payment["payment_id"])
+
     # -------------------------------------------------------------------- reads
     @tool
     def get_reservation_details(self, reservation_id: str) -> Record:
@@ -227,37 +265,9 @@ class AirlineWorld(TauWorld):
         reservation_id = next((r for r in NEW_RESERVATION_IDS if ("reservations", r) not in self.db), None)
         if reservation_id is None:
             raise ToolError("Too many reservations")
-        legs, days, total = [], [], 0
-        for info in flights:
-            flight = self._flight(info["flight_number"])
-            day = self._available(flight, info["date"], cabin, len(passengers))
-            legs.append(
-                {
-                    "origin": flight["origin"],
-                    "destination": flight["destination"],
-                    "flight_number": flight["flight_number"],
-                    "date": info["date"],
-                    "price": day["prices"][cabin],
-                }
-            )
-            days.append(day)
-            total += day["prices"][cabin] * len(passengers)
-        total += (30 * len(passengers) if insurance == "yes" else 0) + 50 * nonfree_baggages
-        for payment in payment_methods:
-            method = user["payment_methods"].get(payment["payment_id"])
-            if method is None:
-                raise ToolError(f"Payment method {payment['payment_id']} not found")
-            if method["source"] in ("gift_card", "certificate") and method["amount"] < payment["amount"]:
-                raise ToolError(f"Not enough balance in payment method {payment['payment_id']}")
-        paid = sum(p["amount"] for p in payment_methods)
-        if paid != total:
-            raise ToolError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
-        for payment in payment_methods:
-            method = user["payment_methods"][payment["payment_id"]]
-            if method["source"] == "gift_card":
-                method["amount"] -= payment["amount"]
-            elif method["source"] == "certificate":
-                user["payment_methods"].pop(payment["payment_id"])
+        legs, days, fares = self._price_legs(flights, cabin, len(passengers))
+        total = fares + (30 * len(passengers) if insurance == "yes" else 0) + 50 * nonfree_baggages
+        self._pay_booking(user, payment_methods, total)
         for day in days:
             day["available_seats"][cabin] -= len(passengers)
         reservation = {
