@@ -4,9 +4,11 @@ Both sides replay the same pre-rendered assistant messages (every task's gold so
 Qwen3's wire format) on one CPU core and do the same work per message: parse the tool calls,
 validate each against its JSON schema, execute it on a fresh world, render the results, and,
 at the end of the episode, score it with the task's verifier. The direct side calls the parts
-(``parse_tool_calls``, ``ToolBox.check``, ``world.call``, the verifier) itself and keeps only
-the episode record the verifier reads; the env side goes through ``gym.make`` / ``reset`` /
-``step``, which also builds ``info`` dicts, chat messages and the scripted user's turns.
+(``parse_tool_calls``, ``ToolBox.check``, ``world.call``, the scripted user, the verifier)
+itself and keeps only the episode record the verifier reads (assistant messages and call
+records); the env side goes through ``gym.make`` / ``reset`` / ``step``, which also keeps the
+whole transcript (tool and user messages) and returns an ``info`` dict with the new chat
+messages and the tool schemas at every step. The overhead is the price of that bookkeeping.
 
 A step is one assistant message. Gold end states are computed in a warm-up pass (the adapter
 caches one per task, as a GRPO group of rollouts shares it). Times are the process's CPU time
@@ -74,8 +76,8 @@ def run_direct(adapter: envsched_gym.Adapter, index: object, episodes: list[tupl
         world, verifier = adapter.make_world(task), adapter.make_verifier(task)
         tools = world.tools()
         toolbox, signatures = index.toolbox(tools), index.signatures(tools)  # type: ignore[attr-defined]
-        episode = Episode(task=task, env=env_spec)
-        turns_left = len(task.user_turns) - 1
+        user, episode = adapter.make_user(task), Episode(task=task, env=env_spec)
+        user.start(task)
         for action in actions:
             steps += 1
             parsed = parse_tool_calls(action, signatures=signatures)
@@ -84,11 +86,10 @@ def run_direct(adapter: envsched_gym.Adapter, index: object, episodes: list[tupl
                 render_tool_results([_run_call(world, toolbox, call, episode) for call in parsed.calls])
                 continue
             verifier.on_turn_end(episode, world)
-            if turns_left == 0:
+            if user.reply(episode).stop:
                 episode.termination = "agent"
                 total += verifier.score(episode, world).reward
                 break
-            turns_left -= 1
             episode.turn += 1
     return steps, total / len(episodes)
 

@@ -98,7 +98,8 @@ class ToolUseEnv(gym.Env[str, str]):
         ep = self._require_episode()
         ep.steps += 1
         ep.steps_in_turn += 1
-        parsed = parse_tool_calls(action if isinstance(action, str) else str(action), self.formats, self._tool_views()[0])
+        # Tools change only inside reset/step, so the views the last info was built from are current.
+        parsed = parse_tool_calls(action if isinstance(action, str) else str(action), self.formats, self._views[0])
         ep.parse_errors += len(parsed.errors)
         assistant = Message("assistant", parsed.content, tool_calls=parsed.calls, reasoning=parsed.reasoning)
         ep.messages.append(assistant)
@@ -110,9 +111,10 @@ class ToolUseEnv(gym.Env[str, str]):
         else:
             observation = self._end_turn(new)
         truncated = self._apply_limits()
-        outcome = self._outcome() if ep.done else None
+        done = ep.termination is not None
+        outcome = self._outcome() if done else None
         reward = outcome.reward if outcome else 0.0
-        terminated = ep.done and not truncated
+        terminated = done and not truncated
         return observation, reward, terminated, truncated, self._info(new, outcome, parsed)
 
     def _require_episode(self) -> Episode:
@@ -169,14 +171,14 @@ class ToolUseEnv(gym.Env[str, str]):
         """End the episode at a step limit; return whether it was truncated."""
         ep = self.episode
         assert ep is not None
-        if ep.done:
+        if ep.termination is not None:
             return ep.termination in ("max_steps", "turn_limit")
         limit = ep.env.max_steps_per_turn
         if limit is not None and ep.steps_in_turn >= limit:
             self._finish("turn_limit")
         elif ep.steps >= ep.env.max_steps:
             self._finish("max_steps")
-        return ep.done
+        return ep.termination is not None
 
     def _finish(self, reason: Termination) -> str:
         assert self.episode is not None
