@@ -166,7 +166,6 @@ def test_tau1_tasks_read_as_tau2_tasks(tau1: envsched_gym.Adapter) -> None:
     assert with_outputs.solution is not None and with_outputs.verifier.params["communicate_info"][0] in with_outputs.solution[-1].content
 
 
-@pytest.mark.slow
 def test_tau1_oracle_and_db_sensitivity(tau1: envsched_gym.Adapter) -> None:
     """Oracle 1.0 on all 685 original τ-bench tasks; dropping the last write breaks 629 of the 655 with writes."""
     failures, with_writes, broken = [], 0, 0
