@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from datasets import Dataset
 from peft import LoraConfig
@@ -28,7 +27,6 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser
 from transformers.trainer_utils import get_last_checkpoint
 from trl import GRPOConfig
 
-import envsched_gym
 from envsched_gym.curriculum import make_scheduler
 from envsched_gym.rl.feedback import RoundLogger
 from envsched_gym.rl.generation import SamplingConfig
@@ -37,6 +35,7 @@ from envsched_gym.rl.micro import MicroSize, build_micro_qwen3
 from envsched_gym.rl.plots import plot_run
 from envsched_gym.rl.rollout import EnvPool
 from envsched_gym.rl.sampler import CurriculumSampler
+from envsched_gym.rl.tasks import select_tasks
 from envsched_gym.rl.trajectories import gold_conversations
 from envsched_gym.suite import Suite
 
@@ -48,13 +47,13 @@ class TrainConfig:
     output_dir: str = field(default="runs/tiny", metadata={"help": "Run directory (checkpoints, adapter, metrics, plots)."})
     preset: str = field(default="tiny-cpu", metadata={"help": "Settings preset: tiny-cpu or qwen3-8b (see PRESETS)."})
     model: str = field(default="micro", metadata={"help": "'micro' (build the micro Qwen3 here), a local path, or a hub id."})
-    families: str = field(default="ToolWorld", metadata={"help": "Comma-separated families to train on."})
+    families: str = field(default="ToolWorld", metadata={"help": "Comma-separated families or gym ids to train on."})
     train_split: str = field(default="train", metadata={"help": "Split the curriculum schedules over."})
     eval_split: str = field(default="heldout", metadata={"help": "Split of the periodic greedy evaluation."})
-    max_difficulty: int = field(default=0, metadata={"help": "Keep tasks whose metadata difficulty is at most this (0: all)."})
+    max_difficulty: int = field(default=1, metadata={"help": "Keep tasks whose metadata difficulty is at most this (0: all)."})
     max_tasks: int = field(default=0, metadata={"help": "Seeded sample of at most this many training tasks (0: all)."})
     scheduler: str = field(default="envsched", metadata={"help": "Curriculum: envsched, random, dapo, mopps, plr or dump."})
-    steps: int = field(default=8, metadata={"help": "Optimizer steps (one generation round each)."})
+    steps: int = field(default=6, metadata={"help": "Optimizer steps (one generation round each)."})
     tasks_per_step: int = field(default=4, metadata={"help": "GRPO groups (tasks) per step, over all processes."})
     num_generations: int = field(default=4, metadata={"help": "Rollouts per task (G)."})
     learning_rate: float = field(default=2e-3, metadata={"help": "LoRA learning rate."})
@@ -65,13 +64,13 @@ class TrainConfig:
     temperature: float = field(default=1.0, metadata={"help": "Rollout sampling temperature."})
     max_new_tokens: int = field(default=64, metadata={"help": "Longest assistant message (local generation)."})
     max_completion_length: int = field(default=320, metadata={"help": "Token budget of a multi-turn completion."})
-    micro_sft_steps: int = field(default=120, metadata={"help": "SFT warm-start steps of the micro model on gold conversations."})
+    micro_sft_steps: int = field(default=100, metadata={"help": "SFT warm-start steps of the micro model on gold conversations."})
     micro_hidden: int = field(default=128, metadata={"help": "Micro model width."})
     micro_layers: int = field(default=2, metadata={"help": "Micro model decoder layers."})
     micro_vocab: int = field(default=2048, metadata={"help": "Micro model BPE vocabulary."})
-    eval_every: int = field(default=4, metadata={"help": "Greedy evaluation every this many steps (0: never)."})
-    eval_tasks: int = field(default=16, metadata={"help": "Seeded sample of evaluation tasks."})
-    save_steps: int = field(default=4, metadata={"help": "Checkpoint every this many steps."})
+    eval_every: int = field(default=3, metadata={"help": "Greedy evaluation every this many steps (0: never)."})
+    eval_tasks: int = field(default=8, metadata={"help": "Seeded sample of evaluation tasks."})
+    save_steps: int = field(default=3, metadata={"help": "Checkpoint every this many steps."})
     bf16: bool = field(default=False, metadata={"help": "bf16 training (GPU)."})
     use_vllm: bool = field(default=False, metadata={"help": "Generate with vLLM (TRL colocate mode)."})
     gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory (large models)."})
@@ -104,23 +103,11 @@ def parse_config(argv: list[str] | None = None) -> TrainConfig:
     return config
 
 
-def select_tasks(config: TrainConfig, split: str, limit: int) -> Suite:
-    """The ``split`` nodes of the configured families, filtered by difficulty, then a seeded sample of ``limit``."""
-    nodes = [n for n in envsched_gym.suite(config.families.split(","), split=split)
-             if not config.max_difficulty or int(n.task.metadata.get("difficulty", 1)) <= config.max_difficulty]  # fmt: skip
-    if limit and len(nodes) > limit:
-        keep = sorted(np.random.default_rng(config.seed).choice(len(nodes), size=limit, replace=False))
-        nodes = [nodes[i] for i in keep]
-    if not nodes:
-        raise SystemExit(f"no {split} tasks in {config.families} with difficulty <= {config.max_difficulty}")
-    return Suite(nodes)
-
-
 def load_policy(config: TrainConfig, train: Suite, run: Path) -> tuple[Any, Any]:
     """The model and tokenizer through ``from_pretrained`` (the micro model is built first, once per run)."""
     path = config.model
     if config.model == "micro":
-        path = str(run / "micro-model")
+        path = str((run / "micro-model").resolve())
         if not (run / "micro-model" / "config.json").exists():
             size = MicroSize(vocab_size=config.micro_vocab, hidden_size=config.micro_hidden, num_hidden_layers=config.micro_layers)
             build_micro_qwen3(list(gold_conversations(train)), path, size, sft_steps=config.micro_sft_steps, seed=config.seed)
@@ -147,19 +134,19 @@ def main(config: TrainConfig) -> Path:
     run.mkdir(parents=True, exist_ok=True)
     (run / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2))
     torch.manual_seed(config.seed)
-    train = select_tasks(config, config.train_split, config.max_tasks)
+    train = select_tasks(config.families, config.train_split, config.max_difficulty, config.max_tasks, config.seed)
     model, tokenizer = load_policy(config, train, run)
 
-    task_ids = [n.task_id for n in train]
     scheduler = make_scheduler(config.scheduler, train, seed=config.seed)
-    sampler = CurriculumSampler(scheduler, task_ids, config.tasks_per_step, config.num_generations, repeat_count=1, num_rounds=config.steps)
+    sampler = CurriculumSampler(scheduler, config.tasks_per_step, config.num_generations, repeat_count=1, num_rounds=config.steps)
+    slots = Dataset.from_dict({"prompt": [str(j) for j in range(config.tasks_per_step)]})
     rollouts = EnvironmentRollouts(
         EnvPool(train), tokenizer, SamplingConfig(config.max_new_tokens, config.temperature), config.max_completion_length,
         RoundLogger(sampler, run / "metrics.jsonl"), config.num_generations,
     )  # fmt: skip
     callbacks: list[Any] = [CurriculumCheckpoint(sampler, rollouts)]
     if config.eval_every:
-        heldout = select_tasks(config, config.eval_split, config.eval_tasks)
+        heldout = select_tasks(config.families, config.eval_split, config.max_difficulty, config.eval_tasks, config.seed)
         callbacks.append(HeldoutEval(EnvPool(heldout), [n.task_id for n in heldout], tokenizer, SamplingConfig(config.max_new_tokens, 0.0),
                                      config.max_completion_length, config.eval_every, run / "eval.jsonl", config.eval_split))  # fmt: skip
 
@@ -172,7 +159,7 @@ def main(config: TrainConfig) -> Path:
             (run / name).unlink(missing_ok=True)
 
     trainer = CurriculumGRPOTrainer(
-        model=model, reward_funcs=[env_reward], args=grpo_args(config), train_dataset=Dataset.from_dict({"prompt": task_ids}),
+        model=model, reward_funcs=[env_reward], args=grpo_args(config), train_dataset=slots,
         processing_class=tokenizer, peft_config=LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear"),
         rollout_func=rollouts, callbacks=callbacks, curriculum_sampler=sampler,
     )  # fmt: skip

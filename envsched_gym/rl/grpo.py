@@ -1,7 +1,8 @@
 """TRL glue: GRPO over the suite's environments with the curriculum choosing every batch.
 
-The mechanism is TRL's ``rollout_func``: it receives the prompts of a generation batch (here a
-task id per row, G copies of each task in a row), plays each through its environment with
+The mechanism is TRL's ``rollout_func``: it receives the prompts of a generation batch (here
+group slots, G copies of each in a row, whose tasks the curriculum binds when the round starts:
+see :mod:`envsched_gym.rl.sampler`), plays each through its environment with
 :func:`~envsched_gym.rl.rollout.run_rollouts`, and returns the token sequences with
 ``env_mask`` (TRL's mask of environment tokens, kept out of the loss) and the verifier's reward
 as an extra field that :func:`env_reward` reports. ``rollout_func`` was chosen over
@@ -49,6 +50,9 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 class EnvironmentRollouts:
     """TRL ``rollout_func``: multi-turn episodes in the environments, fed back to the curriculum.
 
+    Each call is one training round: it binds the round's tasks to the group slots, rolls them
+    out, gathers every process's rewards and feeds them back (through ``logger``).
+
     Args:
         pool: Environments of the training suite.
         tokenizer: The policy's tokenizer (chat template with tools).
@@ -73,18 +77,20 @@ class EnvironmentRollouts:
         self.round = 0
 
     def __call__(self, prompts: list[str], trainer: GRPOTrainer) -> dict[str, Any]:
+        if not trainer.model.training:
+            raise RuntimeError("train_grpo.py's rollouts are for training rounds; evaluate with training/evaluate.py or HeldoutEval")
         start = time.perf_counter()
+        tasks = self.logger.sampler.bind(self.round)
         rollouts = run_rollouts(
-            prompts, self.pool, self.tokenizer, self._generator(trainer), self.max_completion_length, seed=self.round,
+            [tasks[int(slot)] for slot in prompts], self.pool, self.tokenizer, self._generator(trainer), self.max_completion_length, seed=self.round,
             any_active=self._any_active(trainer), template_kwargs=self.template_kwargs,
         )  # fmt: skip
-        if trainer.model.training:
-            rows = gather_object([(r.task_id, r.env_id, r.reward, r.success) for r in rollouts])
-            task_ids, env_ids, rewards, successes = (list(col) for col in zip(*rows))
-            groups = group_rollouts(task_ids, env_ids, rewards, successes, self.num_generations)
-            self.logger.write = trainer.accelerator.is_main_process
-            self.logger.observe(self.round, groups, time.perf_counter() - start)
-            self.round += 1
+        rows = gather_object([(r.task_id, r.env_id, r.reward, r.success) for r in rollouts])
+        task_ids, env_ids, rewards, successes = (list(col) for col in zip(*rows))
+        groups = group_rollouts(task_ids, env_ids, rewards, successes, self.num_generations)
+        self.logger.write = trainer.accelerator.is_main_process
+        self.logger.observe(self.round, groups, time.perf_counter() - start)
+        self.round += 1
         logprobs = [r.logprobs for r in rollouts]
         return {
             "prompt_ids": [r.prompt_ids for r in rollouts],

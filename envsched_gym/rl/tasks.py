@@ -1,0 +1,34 @@
+"""Choosing the tasks a run trains or evaluates on: families or gym ids, a split, a seeded sample."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import envsched_gym
+from envsched_gym.registry import family_of
+from envsched_gym.suite import Suite
+
+
+def select_tasks(benchmarks: str, split: str, max_difficulty: int = 0, limit: int = 0, seed: int = 0) -> Suite:
+    """Nodes of ``benchmarks`` in ``split``, optionally filtered by difficulty, then a seeded sample.
+
+    Args:
+        benchmarks: Comma-separated family names (``ToolWorld``) or gym ids (``envsched/BFCL-simple_python-v0``).
+        split: ``train``, ``test``, ``heldout`` or ``all``.
+        max_difficulty: Keep tasks whose ``metadata["difficulty"]`` is at most this (0: keep all;
+            tasks without a difficulty count as 1).
+        limit: Keep a seeded sample of at most this many tasks per benchmark (0: all).
+        seed: Seed of the sample.
+    """
+    nodes = []
+    for name in [b.strip() for b in benchmarks.split(",") if b.strip()]:
+        family = family_of(name) if "/" in name else name
+        found = [n for n in envsched_gym.suite(family, split=split)
+                 if ("/" not in name or n.env.gym_id == name)
+                 and (not max_difficulty or int(n.task.metadata.get("difficulty", 1)) <= max_difficulty)]  # fmt: skip
+        if limit and len(found) > limit:
+            found = [found[i] for i in sorted(np.random.default_rng(seed).choice(len(found), size=limit, replace=False))]
+        if not found:
+            raise SystemExit(f"no '{split}' tasks in {name}" + (f" with difficulty <= {max_difficulty}" if max_difficulty else ""))
+        nodes.extend(found)
+    return Suite(nodes)
