@@ -202,12 +202,13 @@ class Move(Action):
             options.append(Refusal(self._call(rid, dst, amount), self._phrase(dst, amount), True, reason, (fact(rec[self.field]),), "bound"))
         if limit is not None:
             amount = int(limit) + rng.randint(1, max(1, int(limit) // 2))
-            reason = f"the policy allows at most {fact(limit)} {self.unit} per transfer"
+            reason = f"the policy allows at most {fact(limit)} {self.unit} per request"
             options.append(Refusal(self._call(rid, dst, amount), self._phrase(dst, amount), False, reason, (fact(limit),), "policy"))
         return rng.choice(options)
 
     def policy_text(self, limit: float) -> str:
-        return f"Never move more than {fact(limit)} {self.unit} in a single {self.tool.replace('_', ' ')}; refuse larger requests and state the limit."
+        verb = self.template.split()[0]
+        return f"Never {verb} more than {fact(limit)} {self.unit} in one request; refuse larger requests and state the limit."
 
     def reported(self, result: Any) -> Any:
         return result["from"][self.field]

@@ -314,21 +314,21 @@ class SmartHome(RecordWorld):
 
     @tool(write=True)
     def turn_off(self, thermostat_id: str) -> dict:
-        """Turn a thermostat off.
+        """Switch a running thermostat off.
 
         Args:
             thermostat_id: Thermostat id.
         """
-        return self.transition(thermostat_id, "off", ("on",))
+        return self.transition(thermostat_id, "switched_off", ("running",))
 
     @tool(write=True)
     def turn_on(self, thermostat_id: str) -> dict:
-        """Turn a thermostat on.
+        """Start a switched-off thermostat.
 
         Args:
             thermostat_id: Thermostat id.
         """
-        return self.transition(thermostat_id, "on", ("off",))
+        return self.transition(thermostat_id, "running", ("switched_off",))
 
 
 SMART_HOME = Domain(
@@ -336,12 +336,12 @@ SMART_HOME = Domain(
     world=SmartHome,
     description="You are a smart-home assistant controlling thermostats, found by room name.",
     words=(("Upstairs", "Downstairs", "Front", "Back", "Guest", "Corner", "Attic"), ("Bedroom", "Office", "Hallway", "Kitchen", "Studio", "Den")),
-    make_record=lambda rng: {"target_c": rng.randint(16, 26), "mode": rng.choice(MODES), "status": rng.choice(("on", "on", "off"))},
+    make_record=lambda rng: {"target_c": rng.randint(16, 26), "mode": rng.choice(MODES), "status": rng.choice(("running", "running", "switched_off"))},
     fields=(("target_c", "target temperature"), ("mode", "mode"), ("status", "power status")),
     actions=(
         Adjust("raise_target", "thermostat_id", "degrees", "target_c", 1, "raise the target temperature of {ref} by {amount} degrees", (1, 5), "degrees", 28),
         Assign("set_mode", "thermostat_id", "mode", "mode", "switch {ref} to {value} mode", pick(MODES)),
-        Transition("turn_off", "thermostat_id", "off", ("on",), "turn off {ref}"),
-        Transition("turn_on", "thermostat_id", "on", ("off",), "turn on {ref}"),
+        Transition("turn_off", "thermostat_id", "switched_off", ("running",), "turn off {ref}"),
+        Transition("turn_on", "thermostat_id", "running", ("switched_off",), "turn on {ref}"),
     ),
 )
