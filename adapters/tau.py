@@ -41,7 +41,8 @@ AGENT_INSTRUCTION = (
     "Try to be helpful and always follow the policy. Always make sure you generate valid JSON only."
 )
 DATA_HINT = (
-    "Get tau2-bench's data/tau2 folder (and the first-release tasks for task_set='pre_tau3') as the README's 'Benchmark data' section says."
+    "Get tau2-bench's data/tau2 folder (plus the first-release tasks for task_set='pre_tau3' and the original tau-bench tasks for "
+    "task_set='tau1') as the README's 'Benchmark data' section and docs/tau.md say."
 )
 
 
@@ -83,6 +84,8 @@ class TauAdapter(Adapter):
         self._tasks: dict[str, list[TaskSpec]] = {}
         self._gold_hashes: dict[str, str] = {}
         self._specs: list[EnvSpec] | None = None
+        self._db_paths: dict[str, str] = {}
+        self._guidelines: str | None = None
 
     # --------------------------------------------------------------- declarations
     def _path(self, *parts: str) -> Path:
@@ -132,7 +135,9 @@ class TauAdapter(Adapter):
     # ------------------------------------------------------------------ episodes
     def make_world(self, task: TaskSpec) -> TauWorld:
         domain = task.metadata["domain"]
-        world = WORLDS[domain](load_base(str(self._domain_file(domain, "db.json"))))
+        if domain not in self._db_paths:
+            self._db_paths[domain] = str(self._domain_file(domain, "db.json"))
+        world = WORLDS[domain](load_base(self._db_paths[domain]))
         if task.initial_state:
             world.load_state(task.initial_state)
         return world
@@ -149,5 +154,8 @@ class TauAdapter(Adapter):
     def make_user(self, task: TaskSpec) -> UserSimulator:
         if self._backend is None:
             return ScriptedTauUser()
-        guidelines = self._path("tau2", "data", "tau2", "user_simulator", "simulation_guidelines.md").read_text(encoding="utf-8")
-        return LLMUser(self._backend, guidelines, scenario=lambda t: scenario_text(t.metadata["user_scenario"]), greeting=AGENT_GREETING)
+        if self._guidelines is None:
+            self._guidelines = self._path("tau2", "data", "tau2", "user_simulator", "simulation_guidelines.md").read_text(encoding="utf-8")
+        return LLMUser(
+            self._backend, self._guidelines, scenario=lambda t: scenario_text(t.metadata["user_scenario"]), greeting=AGENT_GREETING
+        )
