@@ -42,7 +42,10 @@ from envsched_gym.verifier import Verifier
 from envsched_gym.world import World
 
 TEST_PERCENT = 20
-MAX_STEPS_PER_TURN = 20
+MAX_CALL_STEPS_PER_TURN = 20
+"""BFCL's ``MAXIMUM_STEP_LIMIT``: its harness force-quits an entry after the 21st step with calls
+in one turn, so an agent has 20 steps with calls plus the text reply that ends the turn."""
+MAX_STEPS_PER_TURN = MAX_CALL_STEPS_PER_TURN + 1
 ADDED_FUNCTIONS_MESSAGE = "I have updated some more functions you can choose from. What about now?"
 """BFCL's user message for the turn that adds held-out functions (its FC-mode prompt)."""
 SINGLE_TURN_PROMPT = (

@@ -45,7 +45,7 @@ def test_declarations(bfcl):
     specs = {s.env_id: s for s in bfcl.env_specs()}
     assert len(specs) == 17
     base = specs["BFCL/multi_turn_base"]
-    assert base.max_steps_per_turn == 20 and base.verifier_kind == "bfcl_multi_turn"
+    assert base.max_steps_per_turn == 21 and base.verifier_kind == "bfcl_multi_turn"
     assert {c.name for c in base.state_components} == {
         "GorillaFileSystem", "MathAPI", "MessageAPI", "TwitterAPI", "TicketAPI", "TradingBot", "TravelAPI", "VehicleControlAPI",
     }  # fmt: skip
@@ -110,11 +110,18 @@ def test_miss_func_adds_held_out_functions_at_their_turn(bfcl):
     assert observations[-1] == "I have updated some more functions you can choose from. What about now?"
 
 
-def test_turn_step_limit_truncates_with_zero_reward(bfcl):
+def test_turn_step_limit_is_bfcls(bfcl):
+    """20 steps with calls, then the reply that ends the turn; a 21st step with calls fails the entry."""
     env = ToolUseEnv(bfcl, "envsched/BFCL-multi_turn_base-v0")
+    pwd = '<tool_call>{"name": "pwd", "arguments": {}}</tool_call>'
     env.reset(options={"task_id": "multi_turn_base_0"})
     for _ in range(20):
-        _, reward, terminated, truncated, info = env.step('<tool_call>{"name": "pwd", "arguments": {}}</tool_call>')
+        env.step(pwd)
+    _, _, terminated, truncated, _ = env.step("Done.")
+    assert not (terminated or truncated) and env.episode.turn == 1
+    env.reset(options={"task_id": "multi_turn_base_0"})
+    for _ in range(21):
+        _, reward, terminated, truncated, info = env.step(pwd)
     assert truncated and not terminated and reward == 0.0
     assert info["termination"] == "turn_limit"
 
