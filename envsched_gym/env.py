@@ -120,17 +120,22 @@ class ToolUseEnv(gym.Env[str, str]):
     def _require_episode(self) -> Episode:
         if self.episode is None:
             raise RuntimeError("call reset() before step()")
-        if self.episode.done:
+        if self.episode.termination is not None:
             raise RuntimeError(f"episode of task '{self.episode.task.task_id}' is over ({self.episode.termination}); call reset()")
         return self.episode
 
     def _run_calls(self, parsed: ParseResult, new: list[Message]) -> str:
-        named = [(call.name, self._run_call(call)) for call in parsed.calls]
-        named += [("parse_error", f"Error: could not parse the tool call ({e.format}): {e.message}") for e in parsed.errors]
-        messages = [Message("tool", text, name=name) for name, text in named]
+        results, names = [], []
+        for call in parsed.calls:
+            results.append(self._run_call(call))
+            names.append(call.name)
+        for e in parsed.errors:
+            results.append(f"Error: could not parse the tool call ({e.format}): {e.message}")
+            names.append("parse_error")
+        messages = [Message("tool", text, name=name) for text, name in zip(results, names)]
         self.episode.messages.extend(messages)  # type: ignore[union-attr]
         new.extend(messages)
-        return render_tool_results([text for _, text in named])
+        return render_tool_results(results)
 
     def _run_call(self, call: ToolCall) -> str:
         ep, world, toolbox = self.episode, self.world, self._toolbox
