@@ -89,8 +89,31 @@ def _wrong_function(turns: Turns, rng: random.Random, names: list[str]) -> bool:
     return True
 
 
+def _retyped(value: Any) -> Any:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return float(value) if value % 2 else str(value)
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else str(value)
+    if isinstance(value, str):
+        return int(value) if value.lstrip("-").isdigit() else [value]
+    return str(value)
+
+
+def _retype(turns: Turns, rng: random.Random, names: list[str]) -> bool:
+    calls = [c for t in turns for c in t if c.arguments]
+    if not calls:
+        return False
+    call = rng.choice(calls)
+    key = rng.choice(sorted(call.arguments))
+    call.arguments[key] = _retyped(call.arguments[key])
+    return True
+
+
 PERTURBATIONS: dict[str, Callable[[Turns, random.Random, list[str]], bool]] = {
     "drop": _drop, "change_arg": _change_arg, "swap": _swap, "extra": _extra, "wrong_function": _wrong_function,
+    "retype": _retype,
 }  # fmt: skip
 
 
