@@ -38,6 +38,7 @@ class RoundRecord:
     effective_ratio: float
     env_share: dict[str, float]
     tasks: list[str]
+    group_rewards: list[list[float]]
     group_variance: list[float]
     group_mean: list[float]
     predicted_variance: list[float] = field(default_factory=list)
@@ -67,7 +68,7 @@ def round_record(r: int, groups: list[GroupResult], predictions: dict[str, list[
     record = RoundRecord(
         round=r, reward=float(rewards.mean()), success=float(np.mean([g.successes for g in groups])),
         effective_ratio=float((variance > 1e-12).mean()), env_share={e: n / len(groups) for e, n in sorted(envs.items())},
-        tasks=[g.task_id for g in groups], group_variance=variance.tolist(), group_mean=rewards.mean(axis=1).tolist(), seconds=seconds,
+        tasks=[g.task_id for g in groups], group_rewards=rewards.tolist(), group_variance=variance.tolist(), group_mean=rewards.mean(axis=1).tolist(), seconds=seconds,
     )  # fmt: skip
     if predictions and len(predictions.get("variance", [])) == len(groups):
         record.predicted_variance = predictions["variance"]

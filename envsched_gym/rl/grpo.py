@@ -61,11 +61,12 @@ class EnvironmentRollouts:
         logger: Receives every training round's gathered groups.
         num_generations: G (rollouts per task).
         template_kwargs: Extra chat-template arguments.
+        generator: A fixed generation backend (default: the trainer's model, or its vLLM engine).
     """
 
     def __init__(
         self, pool: EnvPool, tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig, max_completion_length: int,
-        logger: RoundLogger, num_generations: int, template_kwargs: dict[str, Any] | None = None,
+        logger: RoundLogger, num_generations: int, template_kwargs: dict[str, Any] | None = None, generator: TokenGenerator | None = None,
     ) -> None:  # fmt: skip
         self.pool = pool
         self.tokenizer = tokenizer
@@ -74,6 +75,7 @@ class EnvironmentRollouts:
         self.logger = logger
         self.num_generations = num_generations
         self.template_kwargs = template_kwargs or {}
+        self.generator = generator
         self.round = 0
 
     def __call__(self, prompts: list[str], trainer: GRPOTrainer) -> dict[str, Any]:
@@ -102,6 +104,8 @@ class EnvironmentRollouts:
         }
 
     def _generator(self, trainer: GRPOTrainer) -> TokenGenerator:
+        if self.generator is not None:
+            return self.generator
         if trainer.use_vllm:
             return VLLMGenerator(trainer)
         return HFGenerator(trainer.accelerator.unwrap_model(trainer.model), self.tokenizer, self.sampling)

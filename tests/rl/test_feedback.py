@@ -1,0 +1,61 @@
+"""Round bookkeeping and the TRL rollout function: grouping, effective ratio, reward reporting."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from transformers import AutoTokenizer
+
+from envsched_gym.curriculum import make_scheduler
+from envsched_gym.rl.feedback import RoundLogger, group_rollouts, round_record
+from envsched_gym.rl.generation import SamplingConfig
+from envsched_gym.rl.grpo import EnvironmentRollouts, env_reward
+from envsched_gym.rl.rollout import EnvPool, run_rollouts
+from envsched_gym.rl.sampler import CurriculumSampler
+
+from test_rollout import GoldGenerator
+
+
+def test_groups_must_be_one_task_each():
+    groups = group_rollouts(["a", "a", "b", "b"], ["E", "E", "F", "F"], [1, 0, 1, 1], [True, False, True, True], 2)
+    assert [(g.task_id, g.rewards) for g in groups] == [("a", [1, 0]), ("b", [1, 1])]
+    with pytest.raises(ValueError, match="mix tasks"):
+        group_rollouts(["a", "b", "b", "b"], ["E"] * 4, [0] * 4, [False] * 4, 2)
+    with pytest.raises(ValueError, match="do not split"):
+        group_rollouts(["a"] * 3, ["E"] * 3, [0] * 3, [False] * 3, 2)
+
+
+def test_round_record_effective_ratio_shares_and_calibration():
+    groups = group_rollouts(["a"] * 2 + ["b"] * 2 + ["c"] * 2, ["E", "E", "E", "E", "F", "F"], [1, 0, 1, 1, 0, 0], [1, 0, 1, 1, 0, 0], 2)
+    record = round_record(3, groups, {"variance": [0.3, 0.1, 0.0], "mean": [0.5, 0.9, 0.1]})
+    assert record.effective_ratio == pytest.approx(1 / 3)
+    assert record.env_share == {"E": pytest.approx(2 / 3), "F": pytest.approx(1 / 3)}
+    assert record.group_variance == [0.25, 0.0, 0.0] and record.reward == pytest.approx(0.5)
+    assert record.spearman_variance == pytest.approx(0.866, abs=1e-3)
+
+
+def test_reward_function_reports_the_environment_reward():
+    assert env_reward(["0", "1"], ["x", "y"], env_reward=[1.0, 0.0], env_success=[1.0, 0.0], trainer_state=None) == [1.0, 0.0]
+
+
+def test_rollout_func_binds_rolls_out_and_feeds_back(toy_suite, micro_dir, tmp_path):
+    tokenizer = AutoTokenizer.from_pretrained(micro_dir)
+    sampler = CurriculumSampler(make_scheduler("random", toy_suite, seed=0), 2, 2, repeat_count=1, num_rounds=3)
+    node = next(n for n in toy_suite if n.env.env_id == "Toy-copy")  # its gold turns: a success there, a failure elsewhere
+    rollouts = EnvironmentRollouts(EnvPool(toy_suite), tokenizer, SamplingConfig(), 1000, RoundLogger(sampler, tmp_path / "m.jsonl"), 2,
+                                   generator=GoldGenerator(tokenizer, node.task.solution))  # fmt: skip
+    trainer = SimpleNamespace(model=SimpleNamespace(training=True), use_vllm=False, accelerator=SimpleNamespace(is_main_process=True))
+    out = rollouts(["0", "0", "1", "1"], trainer)
+    tasks = sampler.decisions[0]
+    assert set(out) >= {"prompt_ids", "completion_ids", "logprobs", "env_mask", "env_reward"}
+    assert [len(m) for m in out["env_mask"]] == [len(c) for c in out["completion_ids"]]
+    assert all(0 in m and 1 in m for m in out["env_mask"])
+    direct = run_rollouts([t for t in tasks for _ in range(2)], EnvPool(toy_suite), tokenizer, GoldGenerator(tokenizer, node.task.solution), 1000)
+    assert out["env_reward"] == [r.reward for r in direct]
+    assert out["completion_ids"] == [r.completion_ids for r in direct]
+    assert sampler.pending[0] == [(t, [out["env_reward"][2 * i]] * 2) for i, t in enumerate(tasks)]
+    record = json.loads((tmp_path / "m.jsonl").read_text())
+    assert record["round"] == 0 and record["tasks"] == tasks and record["group_rewards"] == [[r] * 2 for r in out["env_reward"][::2]]
+    assert rollouts.round == 1
