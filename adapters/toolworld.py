@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from envsched_gym.adapter import Adapter
-from envsched_gym.declarations import EnvSpec, StateComponent, TaskSpec
 from envsched_gym.envs.toolworld.domain import Variant, build_variant
 from envsched_gym.envs.toolworld.domains import DOMAINS
 from envsched_gym.envs.toolworld.generator import variant_tasks
 from envsched_gym.envs.toolworld.records import RecordWorld
 from envsched_gym.envs.toolworld.verifier import ToolWorldVerifier
+
+from envsched_gym.adapter import Adapter
+from envsched_gym.declarations import EnvSpec, StateComponent, TaskSpec
 
 GYM_ID = "envsched/ToolWorld-v0"
 SPLITS = ("train", "test", "heldout", "all")

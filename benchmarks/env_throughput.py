@@ -104,7 +104,11 @@ def _run_call(world: envsched_gym.World, toolbox: object, call: envsched_gym.Too
     else:
         output = error
     spec = toolbox.specs.get(call.name)  # type: ignore[attr-defined]
-    episode.calls.append(CallRecord(episode.turn, len(episode.messages), call, output, error is None and not output.startswith("Error:"), bool(spec and spec.write)))
+    episode.calls.append(
+        CallRecord(
+            episode.turn, len(episode.messages), call, output, error is None and not output.startswith("Error:"), bool(spec and spec.write)
+        )
+    )
     return output
 
 
@@ -128,16 +132,23 @@ def main(config: ThroughputConfig) -> dict[str, float]:
         adapter.gold_state(task)
     env_runs, direct_runs = [], []
     for _ in range(config.repeats):
-        env_runs.append(_timed(lambda: run_env(env, list(zip(ids, rendered)))))
-        direct_runs.append(_timed(lambda: run_direct(adapter, index, list(zip(tasks, rendered)))))
+        env_runs.append(_timed(lambda: run_env(env, list(zip(ids, rendered, strict=True)))))
+        direct_runs.append(_timed(lambda: run_direct(adapter, index, list(zip(tasks, rendered, strict=True)))))
     env_time, env_steps, env_reward = min(env_runs)
     direct_time, direct_steps, direct_reward = min(direct_runs)
     overhead = env_time / direct_time - 1
-    rows = [("ToolUseEnv (gym.make)", env_steps, env_time, env_reward), ("direct (parse+check+call+verify)", direct_steps, direct_time, direct_reward)]
-    print(f"ToolWorld throughput: {len(ids)} episodes, best of {config.repeats}, CPU affinity {sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else 'n/a'}")
+    rows = [
+        ("ToolUseEnv (gym.make)", env_steps, env_time, env_reward),
+        ("direct (parse+check+call+verify)", direct_steps, direct_time, direct_reward),
+    ]
+    print(
+        f"ToolWorld throughput: {len(ids)} episodes, best of {config.repeats}, CPU affinity {sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else 'n/a'}"
+    )
     print(f"{'path':<34} {'steps':>7} {'cpu s':>8} {'steps/s':>9} {'us/step':>8} {'episodes/s':>10} {'reward':>7}")
     for name, steps, seconds, reward in rows:
-        print(f"{name:<34} {steps:>7} {seconds:>8.3f} {steps / seconds:>9.0f} {1e6 * seconds / steps:>8.1f} {len(ids) / seconds:>10.0f} {reward:>7.3f}")
+        print(
+            f"{name:<34} {steps:>7} {seconds:>8.3f} {steps / seconds:>9.0f} {1e6 * seconds / steps:>8.1f} {len(ids) / seconds:>10.0f} {reward:>7.3f}"
+        )
     print(f"wrapper overhead: {100 * overhead:+.1f}% (env time / direct time - 1)")
     return {"env_steps_per_s": env_steps / env_time, "direct_steps_per_s": direct_steps / direct_time, "overhead": overhead}
 

@@ -18,10 +18,10 @@ from envsched_gym.declarations import EnvSpec, TaskSpec, ToolCall, ToolSpec
 from envsched_gym.episode import CallRecord, Episode, Message, Outcome, Termination
 from envsched_gym.parsing import ALL_FORMATS, Format, ParseResult, parse_tool_calls
 from envsched_gym.rendering import render_tool_results, result_text
-from envsched_gym.users import UserSimulator
-from envsched_gym.validation import ToolBox, jsonable
 from envsched_gym.spaces import UnicodeText
 from envsched_gym.task_index import TaskIndex
+from envsched_gym.users import UserSimulator
+from envsched_gym.validation import ToolBox, jsonable
 from envsched_gym.verifier import Verifier
 from envsched_gym.world import ToolError, World
 
@@ -76,6 +76,8 @@ class ToolUseEnv(gym.Env[str, str]):
         self.episode = Episode(task=task, env=env)
         system = self._system_prompt(task, env)
         new = [Message("system", system)] if system else []
+        if greeting := task.metadata.get("agent_greeting"):
+            new.append(Message("assistant", str(greeting)))
         first = self._user.start(task)
         new.append(Message("user", first))
         self.episode.messages.extend(new)
@@ -132,7 +134,7 @@ class ToolUseEnv(gym.Env[str, str]):
         for e in parsed.errors:
             results.append(f"Error: could not parse the tool call ({e.format}): {e.message}")
             names.append("parse_error")
-        messages = [Message("tool", text, name=name) for text, name in zip(results, names)]
+        messages = [Message("tool", text, name=name) for text, name in zip(results, names, strict=True)]
         self.episode.messages.extend(messages)  # type: ignore[union-attr]
         new.extend(messages)
         return render_tool_results(results)

@@ -135,11 +135,15 @@ class Adjust(Action):
                 reason = f"{{ref}} has only {shown} {self.unit}, so {amount} cannot be taken"
             else:
                 reason = f"{{ref}} holds {shown} of at most {fact(self._cap(rec))} {self.unit}, so {amount} more do not fit"
-            options.append(Refusal(self._call(rid, amount), self.template.replace("{amount}", str(amount)), True, reason, (shown,), "bound"))
+            options.append(
+                Refusal(self._call(rid, amount), self.template.replace("{amount}", str(amount)), True, reason, (shown,), "bound")
+            )
         if limit is not None:
             amount = int(limit) + rng.randint(1, max(1, int(limit) // 2))
             reason = f"the policy allows at most {fact(limit)} {self.unit} per request"
-            options.append(Refusal(self._call(rid, amount), self.template.replace("{amount}", str(amount)), False, reason, (fact(limit),), "policy"))
+            options.append(
+                Refusal(self._call(rid, amount), self.template.replace("{amount}", str(amount)), False, reason, (fact(limit),), "policy")
+            )
         return rng.choice(options) if options else None
 
     def _call(self, rid: str, amount: int) -> ToolCall:
@@ -199,7 +203,9 @@ class Move(Action):
         if limit is None or have + 1 <= limit:
             amount = rng.randint(have + 1, int(limit) if limit is not None else have + self.amounts[1])
             reason = f"{{ref}} has only {fact(rec[self.field])} {self.unit} available"
-            options.append(Refusal(self._call(rid, dst, amount), self._phrase(dst, amount), True, reason, (fact(rec[self.field]),), "bound"))
+            options.append(
+                Refusal(self._call(rid, dst, amount), self._phrase(dst, amount), True, reason, (fact(rec[self.field]),), "bound")
+            )
         if limit is not None:
             amount = int(limit) + rng.randint(1, max(1, int(limit) // 2))
             reason = f"the policy allows at most {fact(limit)} {self.unit} per request"
@@ -282,6 +288,6 @@ def scaled(field: str, low: float, high: float, *, step: int = 1) -> Callable[[r
 
     def choose(rng: random.Random, rec: Record) -> Any:
         value = rec[field] * rng.uniform(low, high)
-        return max(step, int(round(value / step)) * step)
+        return max(step, round(value / step) * step)
 
     return choose

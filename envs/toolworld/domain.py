@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envsched_gym.declarations import ToolSpec
 from envsched_gym.envs.toolworld.actions import Action, Record
 from envsched_gym.envs.toolworld.records import RecordWorld
+
+from envsched_gym.declarations import ToolSpec
 
 
 @dataclass(frozen=True)

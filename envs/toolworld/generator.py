@@ -21,10 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envsched_gym.declarations import AssistantTurn, TaskSpec, ToolCall, VerifierConfig
 from envsched_gym.envs.toolworld.actions import Act, Refusal
 from envsched_gym.envs.toolworld.domain import Variant
 from envsched_gym.envs.toolworld.units import Unit, read_unit, ref, refusal_unit, write_unit
+
+from envsched_gym.declarations import AssistantTurn, TaskSpec, ToolCall, VerifierConfig
 
 PLAN: tuple[tuple[str, int], ...] = (
     (("single", 1),) * 8
@@ -151,15 +152,17 @@ class Generator:
         schedule = [[(0, c)] for c in range(len(unit.all_calls(self.variant)))]
         return self._assemble("ask", [unit], schedule, [f"Please {unit.request}.", reply], [question])
 
-    def _assemble(self, pattern: str, units: list[Unit], schedule: list[list[tuple[int, int]]], turns: list[str], opening: list[AssistantTurn]) -> Draft:
+    def _assemble(
+        self, pattern: str, units: list[Unit], schedule: list[list[tuple[int, int]]], turns: list[str], opening: list[AssistantTurn]
+    ) -> Draft:
         calls = [unit.all_calls(self.variant) for unit in units]
         results = _execute(self.variant, [[calls[u][c] for u, c in stage] for stage in schedule])
         by_unit: list[list[Any]] = [[] for _ in units]
-        for stage, stage_results in zip(schedule, results):
-            for (u, c), result in zip(stage, stage_results):
+        for stage, stage_results in zip(schedule, results, strict=True):
+            for (u, _), result in zip(stage, stage_results, strict=True):
                 by_unit[u].append(result)
         sentences, facts = [], []
-        for unit, unit_results in zip(units, by_unit):
+        for unit, unit_results in zip(units, by_unit, strict=True):
             sentence, unit_facts = unit.finish(unit_results[1:] if unit.by_name else unit_results)
             sentences.append(sentence)
             facts.extend(f for f in unit_facts if f not in facts)

@@ -94,8 +94,7 @@ class RecordWorld(World):
         rec = self.records.get(rid)
         if rec is None:
             raise ToolError(
-                f"unknown {self.noun} id '{rid}'; ids look like '{self.id_prefix}-001'. "
-                f"Use find_{self.noun} to look up an id by name."
+                f"unknown {self.noun} id '{rid}'; ids look like '{self.id_prefix}-001'. Use find_{self.noun} to look up an id by name."
             )
         return rec
 

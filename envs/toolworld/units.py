@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from envsched_gym.declarations import ToolCall
 from envsched_gym.envs.toolworld.actions import Act, Refusal, fact
 from envsched_gym.envs.toolworld.domain import Variant
+
+from envsched_gym.declarations import ToolCall
 
 
 def ref(variant: Variant, rid: str, by_name: bool) -> str:

@@ -6,11 +6,11 @@ import collections
 
 import gymnasium as gym
 import pytest
+from envsched_gym.adapters.toolworld import GYM_ID, ToolWorldAdapter
 from gymnasium.utils.env_checker import check_env
 
 import envsched_gym
 from envsched_gym import render_turn
-from envsched_gym.adapters.toolworld import GYM_ID, ToolWorldAdapter
 
 NO_OP = "I cannot help with that."
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from envsched_gym.envs.toolworld.domains import DOMAINS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from envsched_gym import ToolCall, ToolSpec
-from envsched_gym.envs.toolworld.domains import DOMAINS
 from envsched_gym.validation import ToolBox
 
 SYNTHETIC = [
@@ -54,7 +54,7 @@ def _reference(call: ToolCall) -> bool:
 def calls(draw: Any) -> ToolCall:
     name = draw(st.sampled_from(NAMES))
     spec = BOX.specs[name]
-    keys = list(spec.parameters["properties"]) + ["zz_extra"]
+    keys = [*spec.parameters["properties"], "zz_extra"]
     chosen = draw(st.lists(st.sampled_from(keys), unique=True, max_size=len(keys)))
     return ToolCall(name, {k: draw(VALUES) for k in chosen})
 

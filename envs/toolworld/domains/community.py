@@ -7,8 +7,9 @@ from typing import Literal
 
 from envsched_gym.envs.toolworld.actions import Adjust, Assign, Move, Transition, pick
 from envsched_gym.envs.toolworld.domain import Domain
-from envsched_gym.envs.toolworld.domains.commerce import FIRST_NAMES, LAST_NAMES
+from envsched_gym.envs.toolworld.domains.people import FIRST_NAMES, LAST_NAMES
 from envsched_gym.envs.toolworld.records import RecordWorld, positive
+
 from envsched_gym.tool import tool
 
 PLANS = ("basic", "plus", "premium")
@@ -81,14 +82,21 @@ class Library(RecordWorld):
 
 def _book(rng: random.Random) -> dict:
     owned = rng.randint(1, 8)
-    return {"available": rng.randint(0, owned), "owned": owned, "status": rng.choice(("circulating", "circulating", "circulating", "withdrawn"))}
+    return {
+        "available": rng.randint(0, owned),
+        "owned": owned,
+        "status": rng.choice(("circulating", "circulating", "circulating", "withdrawn")),
+    }
 
 
 LIBRARY = Domain(
     name="library",
     world=Library,
     description="You are a librarian's assistant. Books are found by their title.",
-    words=(("Silent", "Golden", "Hidden", "Broken", "Distant", "Winter", "Crimson", "Paper"), ("River", "Garden", "Empire", "Compass", "Lantern", "Harbor")),
+    words=(
+        ("Silent", "Golden", "Hidden", "Broken", "Distant", "Winter", "Crimson", "Paper"),
+        ("River", "Garden", "Empire", "Compass", "Lantern", "Harbor"),
+    ),
     make_record=_book,
     fields=(("available", "number of copies available"), ("owned", "number of copies owned"), ("status", "status")),
     actions=(
@@ -171,11 +179,26 @@ GYM = Domain(
     world=Gym,
     description="You are a gym's membership assistant. Members are found by full name.",
     words=(FIRST_NAMES, LAST_NAMES),
-    make_record=lambda rng: {"credits": rng.randint(0, 30), "plan": rng.choice(PLANS), "status": rng.choice(("active", "active", "paused"))},
+    make_record=lambda rng: {
+        "credits": rng.randint(0, 30),
+        "plan": rng.choice(PLANS),
+        "status": rng.choice(("active", "active", "paused")),
+    },
     fields=(("credits", "number of class credits"), ("plan", "plan"), ("status", "membership status")),
     actions=(
         Adjust("book_classes", "member_id", "classes", "credits", -1, "book {amount} classes for {ref}", (1, 6), "credits"),
-        Move("share_credits", "from_member", "to_member", "credits", "credits", "give {amount} class credits from {ref} to {dst}", (1, 10), "credits", "member", "share"),
+        Move(
+            "share_credits",
+            "from_member",
+            "to_member",
+            "credits",
+            "credits",
+            "give {amount} class credits from {ref} to {dst}",
+            (1, 10),
+            "credits",
+            "member",
+            "share",
+        ),
         Assign("change_plan", "member_id", "plan", "plan", "switch {ref} to the {value} plan", pick(PLANS)),
         Transition("pause_membership", "member_id", "paused", ("active",), "pause the membership of {ref}"),
     ),
@@ -249,7 +272,12 @@ class School(RecordWorld):
 
 def _student(rng: random.Random) -> dict:
     cap = rng.choice((18, 21, 24))
-    return {"credits": rng.randint(0, cap), "max_credits": cap, "advisor": rng.choice(ADVISORS), "status": rng.choice(("enrolled", "enrolled", "on_leave"))}
+    return {
+        "credits": rng.randint(0, cap),
+        "max_credits": cap,
+        "advisor": rng.choice(ADVISORS),
+        "status": rng.choice(("enrolled", "enrolled", "on_leave")),
+    }
 
 
 SCHOOL = Domain(
@@ -260,7 +288,17 @@ SCHOOL = Domain(
     make_record=_student,
     fields=(("credits", "number of credits enrolled"), ("advisor", "advisor"), ("max_credits", "credit maximum")),
     actions=(
-        Adjust("enroll_credits", "student_id", "credits", "credits", 1, "enrol {ref} in {amount} more credits", (1, 9), "credits", "max_credits"),
+        Adjust(
+            "enroll_credits",
+            "student_id",
+            "credits",
+            "credits",
+            1,
+            "enrol {ref} in {amount} more credits",
+            (1, 9),
+            "credits",
+            "max_credits",
+        ),
         Adjust("drop_credits", "student_id", "credits", "credits", -1, "drop {amount} credits for {ref}", (1, 6), "credits"),
         Assign("set_advisor", "student_id", "advisor", "advisor", "make {value} the advisor of {ref}", pick(ADVISORS)),
         Transition("put_on_leave", "student_id", "on_leave", ("enrolled",), "put {ref} on leave"),
@@ -335,11 +373,28 @@ SMART_HOME = Domain(
     name="smarthome",
     world=SmartHome,
     description="You are a smart-home assistant controlling thermostats, found by room name.",
-    words=(("Upstairs", "Downstairs", "Front", "Back", "Guest", "Corner", "Attic"), ("Bedroom", "Office", "Hallway", "Kitchen", "Studio", "Den")),
-    make_record=lambda rng: {"target_c": rng.randint(16, 26), "mode": rng.choice(MODES), "status": rng.choice(("running", "running", "switched_off"))},
+    words=(
+        ("Upstairs", "Downstairs", "Front", "Back", "Guest", "Corner", "Attic"),
+        ("Bedroom", "Office", "Hallway", "Kitchen", "Studio", "Den"),
+    ),
+    make_record=lambda rng: {
+        "target_c": rng.randint(16, 26),
+        "mode": rng.choice(MODES),
+        "status": rng.choice(("running", "running", "switched_off")),
+    },
     fields=(("target_c", "target temperature"), ("mode", "mode"), ("status", "power status")),
     actions=(
-        Adjust("raise_target", "thermostat_id", "degrees", "target_c", 1, "raise the target temperature of {ref} by {amount} degrees", (1, 5), "degrees", 28),
+        Adjust(
+            "raise_target",
+            "thermostat_id",
+            "degrees",
+            "target_c",
+            1,
+            "raise the target temperature of {ref} by {amount} degrees",
+            (1, 5),
+            "degrees",
+            28,
+        ),
         Assign("set_mode", "thermostat_id", "mode", "mode", "switch {ref} to {value} mode", pick(MODES)),
         Transition("turn_off", "thermostat_id", "switched_off", ("running",), "turn off {ref}"),
         Transition("turn_on", "thermostat_id", "running", ("switched_off",), "turn on {ref}"),

@@ -1,19 +1,18 @@
-"""Office domains: calendar, file system, messaging, support tickets, project tasks."""
+"""Office domains: calendar, file system, messaging."""
 
 from __future__ import annotations
 
-import random
 from typing import Literal
 
 from envsched_gym.envs.toolworld.actions import Adjust, Assign, Transition, pick
 from envsched_gym.envs.toolworld.domain import Domain
-from envsched_gym.envs.toolworld.domains.commerce import FIRST_NAMES, LAST_NAMES
+from envsched_gym.envs.toolworld.domains.people import FIRST_NAMES, LAST_NAMES
 from envsched_gym.envs.toolworld.records import RecordWorld, positive
+
 from envsched_gym.tool import tool
 
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
 FOLDERS = ("inbox", "projects", "archive", "shared", "personal")
-AGENTS = ("Kim", "Luis", "Noor", "Sam")
 
 
 class Calendar(RecordWorld):
@@ -93,15 +92,31 @@ CALENDAR = Domain(
     name="calendar",
     world=Calendar,
     description="You are a calendar assistant. Events are found by their title.",
-    words=(("Budget", "Design", "Hiring", "Roadmap", "Security", "Vendor", "Quarterly", "Team"), ("Review", "Sync", "Workshop", "Planning", "Demo", "Retro")),
-    make_record=lambda rng: {"day": rng.choice(DAYS), "duration_min": rng.choice((15, 30, 45, 60, 90, 120, 180, 240)),
-                             "reminder_min": rng.choice((5, 10, 15, 30, 60)), "status": rng.choice(("scheduled", "scheduled", "cancelled"))},  # fmt: skip
+    words=(
+        ("Budget", "Design", "Hiring", "Roadmap", "Security", "Vendor", "Quarterly", "Team"),
+        ("Review", "Sync", "Workshop", "Planning", "Demo", "Retro"),
+    ),
+    make_record=lambda rng: {
+        "day": rng.choice(DAYS),
+        "duration_min": rng.choice((15, 30, 45, 60, 90, 120, 180, 240)),
+        "reminder_min": rng.choice((5, 10, 15, 30, 60)),
+        "status": rng.choice(("scheduled", "scheduled", "cancelled")),
+    },
     fields=(("day", "day"), ("duration_min", "duration in minutes"), ("reminder_min", "reminder time in minutes")),
     actions=(
-        Adjust("extend_event", "event_id", "minutes", "duration_min", 1, "extend {ref} by {amount} minutes", (15, 90), "minutes", 240, "extend"),
+        Adjust(
+            "extend_event", "event_id", "minutes", "duration_min", 1, "extend {ref} by {amount} minutes", (15, 90), "minutes", 240, "extend"
+        ),
         Assign("move_event", "event_id", "day", "day", "move {ref} to {value}", pick(DAYS)),
         Transition("cancel_event", "event_id", "cancelled", ("scheduled",), "cancel {ref}"),
-        Assign("set_reminder", "event_id", "minutes_before", "reminder_min", "set the reminder of {ref} to {value} minutes before", pick((5, 10, 15, 30, 60))),
+        Assign(
+            "set_reminder",
+            "event_id",
+            "minutes_before",
+            "reminder_min",
+            "set the reminder of {ref} to {value} minutes before",
+            pick((5, 10, 15, 30, 60)),
+        ),
     ),
     extras=("list_day",),
     limits={"extend": (30, 60)},
@@ -183,8 +198,15 @@ FILESYSTEM = Domain(
     name="filesystem",
     world=FileSystem,
     description="You are a file-management assistant for a shared drive. Files are found by name.",
-    words=(("Invoice", "Contract", "Roadmap", "Payroll", "Logo", "Minutes", "Budget", "Survey"), ("Draft", "Final", "Notes", "Backup", "Summary", "Template")),
-    make_record=lambda rng: {"size_kb": rng.randint(4, 9000), "folder": rng.choice(FOLDERS), "status": rng.choice(("unlocked", "unlocked", "locked", "trashed"))},
+    words=(
+        ("Invoice", "Contract", "Roadmap", "Payroll", "Logo", "Minutes", "Budget", "Survey"),
+        ("Draft", "Final", "Notes", "Backup", "Summary", "Template"),
+    ),
+    make_record=lambda rng: {
+        "size_kb": rng.randint(4, 9000),
+        "folder": rng.choice(FOLDERS),
+        "status": rng.choice(("unlocked", "unlocked", "locked", "trashed")),
+    },
     fields=(("size_kb", "size in KB"), ("folder", "folder"), ("status", "status")),
     actions=(
         Assign("move_file", "file_id", "folder", "folder", "move {ref} to the {value} folder", pick(FOLDERS)),
@@ -266,7 +288,11 @@ MESSAGING = Domain(
     world=Messaging,
     description="You are a messaging assistant managing the user's contacts. Contacts are found by full name.",
     words=(FIRST_NAMES, LAST_NAMES),
-    make_record=lambda rng: {"unread": rng.randint(0, 40), "nickname": rng.choice(NICKNAMES), "status": rng.choice(("active", "active", "blocked"))},
+    make_record=lambda rng: {
+        "unread": rng.randint(0, 40),
+        "nickname": rng.choice(NICKNAMES),
+        "status": rng.choice(("active", "active", "blocked")),
+    },
     fields=(("unread", "number of unread messages"), ("nickname", "nickname"), ("status", "status")),
     actions=(
         Adjust("mark_read", "contact_id", "count", "unread", -1, "mark {amount} messages from {ref} as read", (1, 15), "unread messages"),
@@ -274,167 +300,4 @@ MESSAGING = Domain(
         Assign("set_nickname", "contact_id", "nickname", "nickname", "set the nickname of {ref} to {value}", pick(NICKNAMES)),
         Transition("unblock_contact", "contact_id", "active", ("blocked",), "unblock {ref}"),
     ),
-)
-
-
-class Tickets(RecordWorld):
-    """A support desk: tickets with a priority, an assignee and an open/closed status."""
-
-    noun = "ticket"
-    id_prefix = "TCK"
-
-    @tool
-    def find_ticket(self, name: str) -> dict:
-        """Look up a ticket's id by its subject.
-
-        Args:
-            name: Ticket subject, e.g. "Login Timeout".
-        """
-        return self.lookup(name)
-
-    @tool
-    def get_ticket(self, ticket_id: str) -> dict:
-        """Read a ticket: priority (1 urgent to 4 low), assignee and status.
-
-        Args:
-            ticket_id: Ticket id such as "TCK-013".
-        """
-        return self.view(ticket_id)
-
-    @tool
-    def search_tickets(self, query: str) -> list:
-        """List the tickets whose subject contains some text.
-
-        Args:
-            query: Part of a subject.
-        """
-        return self.search(query)
-
-    @tool(write=True)
-    def assign_ticket(self, ticket_id: str, agent: Literal["Kim", "Luis", "Noor", "Sam"]) -> dict:
-        """Assign a ticket to a support agent.
-
-        Args:
-            ticket_id: Ticket id.
-            agent: The agent.
-        """
-        return self.assign(ticket_id, "assignee", agent)
-
-    @tool(write=True)
-    def close_ticket(self, ticket_id: str) -> dict:
-        """Close an open ticket.
-
-        Args:
-            ticket_id: Ticket id.
-        """
-        return self.transition(ticket_id, "closed", ("open",))
-
-    @tool(write=True)
-    def reopen_ticket(self, ticket_id: str) -> dict:
-        """Reopen a closed ticket.
-
-        Args:
-            ticket_id: Ticket id.
-        """
-        return self.transition(ticket_id, "open", ("closed",))
-
-    @tool(write=True)
-    def set_priority(self, ticket_id: str, priority: Literal[1, 2, 3, 4]) -> dict:
-        """Change a ticket's priority.
-
-        Args:
-            ticket_id: Ticket id.
-            priority: 1 (urgent) to 4 (low).
-        """
-        return self.assign(ticket_id, "priority", int(priority))
-
-
-TICKETS = Domain(
-    name="tickets",
-    world=Tickets,
-    description="You are a help-desk assistant. Tickets are found by their subject.",
-    words=(("Login", "Printer", "Invoice", "Password", "Email", "Laptop", "VPN", "Badge"), ("Timeout", "Failure", "Request", "Error", "Outage", "Reset")),
-    make_record=lambda rng: {"priority": rng.randint(1, 4), "assignee": rng.choice(AGENTS), "status": rng.choice(("open", "open", "closed"))},
-    fields=(("priority", "priority"), ("assignee", "assignee"), ("status", "status")),
-    actions=(
-        Assign("assign_ticket", "ticket_id", "agent", "assignee", "assign {ref} to {value}", pick(AGENTS)),
-        Transition("close_ticket", "ticket_id", "closed", ("open",), "close {ref}"),
-        Assign("set_priority", "ticket_id", "priority", "priority", "set the priority of {ref} to {value}", pick((1, 2, 3, 4))),
-        Transition("reopen_ticket", "ticket_id", "open", ("closed",), "reopen {ref}"),
-    ),
-    extras=("search_tickets",),
-)
-
-
-class Projects(RecordWorld):
-    """Project tasks: hours logged against an hour budget, and a workflow status."""
-
-    noun = "task"
-    id_prefix = "TSK"
-
-    @tool
-    def find_task(self, name: str) -> dict:
-        """Look up a task's id by its title.
-
-        Args:
-            name: Task title, e.g. "Migrate Database".
-        """
-        return self.lookup(name)
-
-    @tool
-    def get_task(self, task_id: str) -> dict:
-        """Read a task: hours logged, hour budget and status.
-
-        Args:
-            task_id: Task id such as "TSK-008".
-        """
-        return self.view(task_id)
-
-    @tool(write=True)
-    def log_hours(self, task_id: str, hours: int) -> dict:
-        """Log hours on a task; the total cannot exceed the task's hour budget.
-
-        Args:
-            task_id: Task id.
-            hours: Hours worked (positive).
-        """
-        return self.adjust(task_id, "hours_logged", positive(hours, "hours"), cap=self.record(task_id)["hour_budget"], what="hours")
-
-    @tool(write=True)
-    def start_task(self, task_id: str) -> dict:
-        """Start a task that is still to do.
-
-        Args:
-            task_id: Task id.
-        """
-        return self.transition(task_id, "in_progress", ("todo",))
-
-    @tool(write=True)
-    def complete_task(self, task_id: str) -> dict:
-        """Complete a task that is in progress.
-
-        Args:
-            task_id: Task id.
-        """
-        return self.transition(task_id, "done", ("in_progress",))
-
-
-def _task(rng: random.Random) -> dict:
-    budget = rng.choice((8, 16, 24, 40, 80))
-    return {"hours_logged": rng.randint(0, budget), "hour_budget": budget, "status": rng.choice(("todo", "in_progress", "in_progress", "done"))}
-
-
-PROJECTS = Domain(
-    name="projects",
-    world=Projects,
-    description="You are a project-management assistant. Tasks are found by their title.",
-    words=(("Migrate", "Refactor", "Audit", "Document", "Test", "Deploy", "Design"), ("Database", "Billing", "Dashboard", "Checkout", "Search", "Onboarding")),
-    make_record=_task,
-    fields=(("hours_logged", "hours logged"), ("hour_budget", "hour budget"), ("status", "status")),
-    actions=(
-        Adjust("log_hours", "task_id", "hours", "hours_logged", 1, "log {amount} hours on {ref}", (1, 12), "hours", "hour_budget", "hours"),
-        Transition("start_task", "task_id", "in_progress", ("todo",), "start {ref}"),
-        Transition("complete_task", "task_id", "done", ("in_progress",), "complete {ref}"),
-    ),
-    limits={"hours": (5, 10)},
 )

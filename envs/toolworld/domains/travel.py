@@ -7,8 +7,9 @@ from typing import Literal
 
 from envsched_gym.envs.toolworld.actions import Adjust, Assign, Transition, pick
 from envsched_gym.envs.toolworld.domain import Domain
-from envsched_gym.envs.toolworld.domains.commerce import FIRST_NAMES, LAST_NAMES
+from envsched_gym.envs.toolworld.domains.people import FIRST_NAMES, LAST_NAMES
 from envsched_gym.envs.toolworld.records import RecordWorld, positive
+
 from envsched_gym.tool import tool
 
 ROOMS = ("single", "double", "suite")
@@ -84,7 +85,11 @@ HOTEL = Domain(
     world=Hotel,
     description="You are a hotel front-desk assistant. Bookings are found by the guest's full name.",
     words=(FIRST_NAMES, LAST_NAMES),
-    make_record=lambda rng: {"nights": rng.randint(1, 14), "room_type": rng.choice(ROOMS), "status": rng.choice(("confirmed", "confirmed", "cancelled", "checked_out"))},
+    make_record=lambda rng: {
+        "nights": rng.randint(1, 14),
+        "room_type": rng.choice(ROOMS),
+        "status": rng.choice(("confirmed", "confirmed", "cancelled", "checked_out")),
+    },
     fields=(("nights", "number of nights"), ("room_type", "room type"), ("status", "status")),
     actions=(
         Adjust("extend_stay", "booking_id", "nights", "nights", 1, "extend {ref} by {amount} nights", (1, 7), "nights", 21, "extend"),
@@ -171,7 +176,12 @@ class Flights(RecordWorld):
 
 def _flight(rng: random.Random) -> dict:
     capacity = rng.choice((50, 120, 180))
-    return {"seats_free": rng.randint(0, capacity // 2), "capacity": capacity, "gate": rng.choice(GATES), "status": rng.choice(("scheduled", "scheduled", "delayed", "departed"))}
+    return {
+        "seats_free": rng.randint(0, capacity // 2),
+        "capacity": capacity,
+        "gate": rng.choice(GATES),
+        "status": rng.choice(("scheduled", "scheduled", "delayed", "departed")),
+    }
 
 
 FLIGHTS = Domain(
@@ -257,7 +267,12 @@ class Fleet(RecordWorld):
 
 def _vehicle(rng: random.Random) -> dict:
     tank = rng.choice((45, 60, 80))
-    return {"fuel_l": rng.randint(0, tank), "tank_l": tank, "odometer_km": rng.randint(1000, 90000), "status": rng.choice(("available", "available", "in_service"))}
+    return {
+        "fuel_l": rng.randint(0, tank),
+        "tank_l": tank,
+        "odometer_km": rng.randint(1000, 90000),
+        "status": rng.choice(("available", "available", "in_service")),
+    }
 
 
 FLEET = Domain(

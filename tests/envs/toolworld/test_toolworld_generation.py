@@ -7,7 +7,6 @@ import json
 import time
 
 import pytest
-
 from envsched_gym.adapters.toolworld import ToolWorldAdapter
 from envsched_gym.envs.toolworld.domain import build_variant
 from envsched_gym.envs.toolworld.domains import DOMAINS
@@ -82,7 +81,10 @@ def test_parallel_tasks_have_a_multi_call_message(adapter: ToolWorldAdapter) -> 
 def test_deterministic_and_seeded() -> None:
     def dump(adapter: ToolWorldAdapter) -> str:
         records = {env_id: v.records for env_id, v in adapter.variants.items()}
-        tasks = [(t.task_id, t.user_turns, [s.to_dict() for s in t.solution], t.verifier.params, t.split, t.metadata) for t in adapter.tasks("all")]
+        tasks = [
+            (t.task_id, t.user_turns, [s.to_dict() for s in t.solution], t.verifier.params, t.split, t.metadata)
+            for t in adapter.tasks("all")
+        ]
         return json.dumps([records, tasks], sort_keys=True)
 
     first = dump(ToolWorldAdapter(seed=0, variants_per_domain=2, heldout_variants=1))
@@ -101,7 +103,11 @@ def test_generation_is_fast() -> None:
 def test_splits_are_disjoint(adapter: ToolWorldAdapter) -> None:
     by_split = {s: {t.task_id for t in adapter.tasks(s)} for s in ("train", "test", "heldout")}
     assert all(by_split.values())
-    assert not (by_split["train"] & by_split["test"]) and not (by_split["train"] & by_split["heldout"]) and not (by_split["test"] & by_split["heldout"])
+    assert (
+        not (by_split["train"] & by_split["test"])
+        and not (by_split["train"] & by_split["heldout"])
+        and not (by_split["test"] & by_split["heldout"])
+    )
     assert set().union(*by_split.values()) == {t.task_id for t in adapter.tasks("all")}
     heldout_envs = {e.env_id for e in adapter.env_specs() if e.split == "heldout"}
     assert heldout_envs and {t.env_id for t in adapter.tasks("heldout")} == heldout_envs
@@ -127,7 +133,7 @@ def test_variants_differ_in_data_tools_and_limits() -> None:
     for domain in DOMAINS:
         variants = [build_variant(domain, k, 0, heldout=False) for k in range(6)]
         assert len({json.dumps(v.records, sort_keys=True) for v in variants}) == 6
-        assert len({v.enabled for v in variants}) >= 2 or not domain.extras and len(domain.actions) < 3
+        assert len({v.enabled for v in variants}) >= 2 or (not domain.extras and len(domain.actions) < 3)
         for v in variants:
             assert len(v.records) >= 12
             assert v.tools() is v.new_world().tools(), "one tool list object per variant (validators are cached by identity)"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
-
-import envsched_gym
-from envsched_gym import ToolCall, ToolError, render_calls
 from envsched_gym.envs.toolworld.domain import build_variant
 from envsched_gym.envs.toolworld.domains.commerce import INVENTORY
 from envsched_gym.envs.toolworld.domains.finance import BANKING
 from envsched_gym.envs.toolworld.domains.office import FILESYSTEM
+
+import envsched_gym
+from envsched_gym import ToolCall, ToolError, render_calls
 
 
 @pytest.fixture()
@@ -31,7 +31,7 @@ def test_lookup_by_name_and_suggestions(bank) -> None:
         world.call("find_account", {"name": "Zed Nobody"})
     with pytest.raises(ToolError, match="Did you mean"):
         world.call("find_account", {"name": rec["name"][:-1]})
-    with pytest.raises(ToolError, match="unknown account id 'ACC-999'.*find_account"):
+    with pytest.raises(ToolError, match=r"unknown account id 'ACC-999'.*find_account"):
         world.call("get_account", {"account_id": "ACC-999"})
 
 
@@ -42,7 +42,7 @@ def test_transfer_moves_money_and_checks_balance(bank) -> None:
     total = 100.25 + world.records[dst]["balance"]
     out = world.call("transfer_funds", {"from_account": src, "to_account": dst, "amount": 40})
     assert out["from"]["balance"] == 60.25 and round(out["from"]["balance"] + out["to"]["balance"], 2) == round(total, 2)
-    with pytest.raises(ToolError, match="has only 60.25 balance; cannot move 70"):
+    with pytest.raises(ToolError, match=r"has only 60\.25 balance; cannot move 70"):
         world.call("transfer_funds", {"from_account": src, "to_account": dst, "amount": 70})
     with pytest.raises(ToolError, match="amount must be positive"):
         world.call("transfer_funds", {"from_account": src, "to_account": dst, "amount": -5})
@@ -101,7 +101,10 @@ def _env_with(task_id: str):
 def test_errors_reach_the_agent_as_observations() -> None:
     env = _env_with("ToolWorld/banking-0/000")
     world = env.unwrapped.world
-    rich, poor = sorted(world.records, key=lambda r: world.records[r]["balance"])[-1], sorted(world.records, key=lambda r: world.records[r]["balance"])[0]
+    rich, poor = (
+        sorted(world.records, key=lambda r: world.records[r]["balance"])[-1],
+        sorted(world.records, key=lambda r: world.records[r]["balance"])[0],
+    )
     calls = [
         ToolCall("get_account", {"account_id": "ACC-999"}),
         ToolCall("transfer_funds", {"from_account": poor, "to_account": rich, "amount": world.records[poor]["balance"] + 1000}),
