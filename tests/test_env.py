@@ -170,3 +170,28 @@ def test_ansi_render(notes_adapter: NotesAdapter) -> None:
     env.step(_call("read_note", title="todo"))
     text = env.render()
     assert "[user] Add a note" in text and "-> read_note({'title': 'todo'})" in text and "[tool:read_note]" in text
+
+
+class _GreetingNotes(NotesAdapter):
+    family = "GreetingNotes"
+
+    def env_specs(self) -> list[envsched_gym.EnvSpec]:
+        specs = super().env_specs()
+        for spec in specs:
+            spec.gym_id = "envsched/GreetingNotes-v0"
+            spec.env_id = spec.env_id.replace("GreetingNotes", "Notes")
+        return specs
+
+    def tasks(self, split: str = "all") -> list[envsched_gym.TaskSpec]:
+        tasks = super().tasks(split)
+        for task in tasks:
+            task.metadata["agent_greeting"] = "Hi! How can I help you today?"
+        return tasks
+
+
+def test_agent_greeting_opens_the_transcript() -> None:
+    from envsched_gym.env import ToolUseEnv
+
+    env = ToolUseEnv(_GreetingNotes(), "envsched/GreetingNotes-v0")
+    _, info = env.reset(options={"task_id": "notes/0"})
+    assert [(m["role"], m["content"][:3]) for m in info["messages"][1:]] == [("assistant", "Hi!"), ("user", "Add")]
