@@ -64,7 +64,7 @@ class PredictorConfig:
     env_weight: float = 1.0
     prior_weight: float = 0.5
     prior_variance: float = 0.25
-    half_life: float = 20.0
+    half_life: float = 10.0
     revisit_forget: float = 0.5
     refresh_period: int = 20
 
