@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 from envsched_gym.envs.bfcl.backends import BACKEND_MODULES, BackendSetup, BFCLWorld, backend_class
@@ -56,13 +57,17 @@ MULTI_TURN_PROMPT = (
     "You are an expert in composing functions. Complete each user request with the provided functions, one or more "
     "calls per step; when the request is done (or cannot be done), reply in plain text to end the turn."
 )
-READ_ONLY_PREFIXES = (
-    "get", "list", "ls", "pwd", "cat", "find", "grep", "du", "wc", "diff", "tail", "head", "search", "view",
-    "display", "check", "estimate", "retrieve", "compute", "verify", "fill", "filter", "absolute", "add", "divide",
-    "imperial", "logarithm", "max", "mean", "min", "multiply", "percentage", "power", "round", "si_unit",
-    "square", "standard", "subtract", "sum", "trading_get", "calculate", "gallon", "liter", "message_get",
-)  # fmt: skip
-"""Tool-name prefixes of backend methods that do not change state (for the read/write declaration)."""
+WRITE_TOOLS = frozenset({
+    "activateParkingBrake", "add_contact", "add_to_watchlist", "adjustClimateControl", "authenticate_travel",
+    "authenticate_twitter", "book_flight", "cancel_booking", "cancel_order", "close_ticket", "comment", "cp",
+    "create_ticket", "delete_message", "echo", "edit_ticket", "fillFuelTank", "follow_user", "fund_account",
+    "lockDoors", "logout", "mention", "message_login", "mkdir", "mv", "place_order", "post_tweet", "pressBrakePedal",
+    "purchase_insurance", "register_credit_card", "releaseBrakePedal", "remove_stock_from_watchlist", "resolve_ticket",
+    "retweet", "rm", "rmdir", "send_message", "setCruiseControl", "setHeadlights", "set_budget_limit", "set_navigation",
+    "startEngine", "ticket_login", "touch", "trading_login", "trading_logout", "unfollow_user", "withdraw_funds",
+})  # fmt: skip
+"""Backend methods that change public state: those whose gold calls change it (checked in the tests),
+plus the never-called logins/logouts, follows and vehicle controls."""
 
 
 def split_of(task_id: str) -> str:
@@ -100,9 +105,6 @@ class BFCLAdapter(Adapter):
         self._setups: dict[str, tuple[BackendSetup, dict[str, str]]] = {}
         self._mismatched: dict[str, dict[str, set[str]]] | None = None
 
-    def with_options(self, **options: Any) -> BFCLAdapter:
-        return BFCLAdapter(**{"data_dir": self.data_dir, "categories": self.categories, **options})
-
     # ------------------------------------------------------------ declarations
     def env_specs(self) -> list[EnvSpec]:
         return [self._env_spec(c) for c in self.categories]
@@ -133,7 +135,7 @@ class BFCLAdapter(Adapter):
         such parameters also accept the gold value's type, so the gold solution is valid here.
         """
         if class_name not in self._class_tools:
-            tools = [to_tool_spec(d, write=not d["name"].startswith(READ_ONLY_PREFIXES)) for d in load_func_docs(class_name, self.data_dir)]
+            tools = [to_tool_spec(d, write=d["name"] in WRITE_TOOLS) for d in load_func_docs(class_name, self.data_dir)]
             for tool in tools:
                 for param, extra in self._gold_types().get(tool.name, {}).items():
                     prop = tool.parameters["properties"].get(param)
@@ -146,15 +148,14 @@ class BFCLAdapter(Adapter):
         """``{tool: {param: JSON types}}`` of multi-turn gold values that the declared type rejects."""
         if self._mismatched is None:
             self._mismatched = {}
-            docs = {d["name"]: d for c in FUNC_DOC_FILES for d in load_func_docs(c, self.data_dir)}
+            props = {d["name"]: to_tool_spec(d).parameters["properties"] for c in FUNC_DOC_FILES for d in load_func_docs(c, self.data_dir)}
             owners = _owners(list(FUNC_DOC_FILES))
-            for category in MULTI_TURN:
-                for turns in load_ground_truth(category, self.data_dir).values():
-                    for call in (parse_gold_call(text, owners) for turn in turns for text in turn):
-                        props = to_tool_spec(docs[call.name]).parameters["properties"] if call.name in docs else {}
-                        for param, value in call.arguments.items():
-                            if param in props and not Draft202012Validator(props[param]).is_valid(value):
-                                self._mismatched.setdefault(call.name, {}).setdefault(param, set()).add(json_type(value))
+            texts = {text for c in MULTI_TURN for turns in load_ground_truth(c, self.data_dir).values() for turn in turns for text in turn}
+            for call in (parse_gold_call(text, owners) for text in sorted(texts)):
+                for param, value in call.arguments.items():
+                    schema = props.get(call.name, {}).get(param)
+                    if schema is not None and not Draft202012Validator(schema).is_valid(value):
+                        self._mismatched.setdefault(call.name, {}).setdefault(param, set()).add(json_type(value))
         return self._mismatched
 
     # ------------------------------------------------------------------- tasks
@@ -259,6 +260,11 @@ class BFCLAdapter(Adapter):
 
 def _owners(classes: list[str]) -> dict[str, str]:
     """``{method: class}`` as BFCL routes calls: the last involved class having the method."""
+    return _owners_of(tuple(classes))
+
+
+@cache
+def _owners_of(classes: tuple[str, ...]) -> dict[str, str]:
     owners: dict[str, str] = {}
     for name in classes:
         for method in dir(backend_class(name)):

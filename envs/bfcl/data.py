@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -86,24 +85,18 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-@lru_cache(maxsize=64)
-def _load(path: str) -> tuple[dict[str, Any], ...]:
-    return tuple(read_jsonl(Path(path)))
-
-
 def load_entries(category: str, data_dir: Path) -> list[dict[str, Any]]:
-    """The question entries of ``category`` (copies are the caller's to change)."""
-    return json.loads(json.dumps(_load(str(data_dir / f"{VERSION_PREFIX}_{category}.json"))))
+    """The question entries of ``category``."""
+    return read_jsonl(data_dir / f"{VERSION_PREFIX}_{category}.json")
 
 
 def load_ground_truth(category: str, data_dir: Path) -> dict[str, Any]:
     """``{entry id: ground_truth}`` of ``category``; empty for the no-ground-truth categories."""
     if category in NO_GROUND_TRUTH:
         return {}
-    rows = _load(str(data_dir / "possible_answer" / f"{VERSION_PREFIX}_{category}.json"))
-    return {row["id"]: json.loads(json.dumps(row["ground_truth"])) for row in rows}
+    return {row["id"]: row["ground_truth"] for row in read_jsonl(data_dir / "possible_answer" / f"{VERSION_PREFIX}_{category}.json")}
 
 
 def load_func_docs(class_name: str, data_dir: Path) -> list[dict[str, Any]]:
     """The function docs of one multi-turn backend class."""
-    return json.loads(json.dumps(_load(str(data_dir / "multi_turn_func_doc" / FUNC_DOC_FILES[class_name]))))
+    return read_jsonl(data_dir / "multi_turn_func_doc" / FUNC_DOC_FILES[class_name])

@@ -44,9 +44,9 @@ def language_of(category: str) -> Language:
 
 def to_tool_spec(doc: dict[str, Any], language: Language = "python", write: bool = False) -> ToolSpec:
     """One BFCL function doc as a :class:`ToolSpec` (the doc itself is not modified)."""
-    doc = copy.deepcopy(doc)
     params = doc.get("parameters") or {"type": "dict", "properties": {}}
     if language != "python":
+        params = copy.deepcopy(params)
         _stringify_parameters(params, language)
     return ToolSpec(
         name=doc["name"],

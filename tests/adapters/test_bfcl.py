@@ -136,3 +136,23 @@ def test_dense_turn_credit_is_reported_separately(bfcl):
         _, reward, terminated, _, info = env.step("I cannot do that.")
     assert terminated and reward == 0.0
     assert info["reward_breakdown"]["turn_pass_rate"] == pytest.approx(1 / sum(bool(g) for g in task.verifier.params["ground_truth"]))
+
+
+def test_write_declarations_match_gold_state_changes(bfcl):
+    """Every gold call that changes a backend's public state is declared a write tool (every 4th entry)."""
+    import copy
+
+    from envsched_gym.envs.bfcl.backends import BFCLWorld, public_attributes
+
+    spec = next(s for s in bfcl.env_specs() if s.env_id == "BFCL/multi_turn_base")
+    writes = {t.name for t in spec.tools if t.write}
+    changed = set()
+    for task in [t for t in bfcl.tasks("all") if t.metadata["category"] == "multi_turn_base"][::4]:
+        world = BFCLWorld(bfcl._setup(task)[0])
+        for call in (c for turn in task.solution for c in turn.tool_calls):
+            owner = world.instances[world._owner[call.name]]
+            before = copy.deepcopy(public_attributes(owner))
+            world.execute(call)
+            if public_attributes(owner) != before:
+                changed.add(call.name)
+    assert changed and changed <= writes
