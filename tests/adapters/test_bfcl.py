@@ -156,3 +156,30 @@ def test_write_declarations_match_gold_state_changes(bfcl):
             if public_attributes(owner) != before:
                 changed.add(call.name)
     assert changed and changed <= writes
+
+
+def test_installed_package_data_is_found(monkeypatch):
+    from envsched_gym.envs.bfcl import data
+
+    installed = data._installed_data_dir()
+    if installed is None:
+        pytest.skip("bfcl-eval is not installed")
+    monkeypatch.delenv("ENVSCHED_BENCHMARKS", raising=False)
+    assert data.find_data_dir() == installed
+
+
+@pytest.mark.parametrize(
+    ("message", "reward"),
+    [
+        ("[calculate_triangle_area(10, 5)]", 1.0),
+        ("[calculate_triangle_area(base=10, height=5, unit='units')]", 1.0),
+        ('{"tool_calls": [{"function": {"name": "calculate_triangle_area", "arguments": "{\\"base\\": 10, \\"height\\": 5}"}}]}', 1.0),
+        ("[calculate_triangle_area(5, 10)]", 0.0),
+        ("The area is 25.", 0.0),
+    ],
+)
+def test_single_turn_wire_formats(bfcl, message, reward):
+    env = ToolUseEnv(bfcl, "envsched/BFCL-simple_python-v0")
+    env.reset(options={"task_id": "simple_python_0"})
+    _, got, terminated, _, _ = env.step(message)
+    assert terminated and got == reward
