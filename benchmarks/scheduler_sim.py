@@ -28,7 +28,10 @@ Metrics (DESIGN section 6): held-out score at T and 3T; rollouts-to-target (roll
 held-out score reaches the best random reached in 3T, as a fraction of random's own); effective
 ratio (fraction of groups with non-zero reward variance); calibration (Spearman of the
 scheduler's predicted variance, taken just before the rollouts, with the realised group
-variance), overall and on groups of never-seen tasks.
+variance), overall and on groups of never-seen tasks; ``ceiling``: the never-seen calibration
+of a predictor that knows every latent skill but not the hidden per-task difficulty (the best a
+declaration-based prediction can do here). The ``oracle`` row is a reference, not a
+scheduler: it picks the tasks of highest true ``p (1 - p)``.
 
 Run: ``python benchmarks/scheduler_sim.py [--seeds 5 --steps 40 --png curves.png]``.
 """
@@ -48,12 +51,12 @@ import scipy.sparse as sp  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
 
 import envsched_gym  # noqa: E402
-from envsched_gym.curriculum import SCHEDULERS, execution_signature, make_scheduler  # noqa: E402
+from envsched_gym.curriculum import execution_signature, make_scheduler  # noqa: E402
 from envsched_gym.curriculum.features import task_tools  # noqa: E402
 from envsched_gym.suite import Suite, TaskNode  # noqa: E402
 
 FAMILIES = ("ToolWorld", "BFCL", "Tau", "ACE")
-ORDER = ("envsched", "random", "dapo", "mopps", "plr", "dump")
+ORDER = ("envsched", "random", "dapo", "mopps", "plr", "dump", "oracle")
 
 
 @dataclass
@@ -82,6 +85,7 @@ class Learner:
 
     LR = {"tool": 0.15, "env": 0.05, "pattern": 0.03}
     SPREAD = {"tool": 1.0, "env": 1.5, "pattern": 0.5}
+    HIDDEN = 1.5
 
     def __init__(self, nodes: list[TaskNode], seed: int) -> None:
         rng = np.random.default_rng([seed, 7])
@@ -101,12 +105,21 @@ class Learner:
         kinds = [name.split(":", 1)[0] for name in units]
         self.lr = np.array([self.LR[k] for k in kinds])
         self.skill = rng.standard_normal(len(units)) * np.array([self.SPREAD[k] for k in kinds])
-        self.difficulty = np.asarray(difficulty) + rng.normal(0.0, 1.5, len(nodes))
+        self.declared_difficulty = np.asarray(difficulty)
+        self.difficulty = self.declared_difficulty + rng.normal(0.0, self.HIDDEN, len(nodes))
 
     def success(self, nodes: np.ndarray | None = None) -> np.ndarray:
         """Success probability of ``nodes`` (all when None)."""
         logits = self.weights @ self.skill - self.difficulty
         return 1.0 / (1.0 + np.exp(-(logits if nodes is None else logits[nodes])))
+
+    def expected_variance(self, nodes: np.ndarray) -> np.ndarray:
+        """``E[p (1 - p)]`` knowing every skill but not the hidden difficulty: the best any
+        predictor that sees only declarations and rollouts of *other* tasks could do."""
+        points, weights = np.polynomial.hermite_e.hermegauss(20)
+        logits = (self.weights @ self.skill - self.declared_difficulty)[nodes][:, None] - self.HIDDEN * points[None, :]
+        p = 1.0 / (1.0 + np.exp(-logits))
+        return (p * (1 - p)) @ weights / weights.sum()
 
     def learn(self, nodes: np.ndarray, variances: np.ndarray) -> None:
         """Apply one step's groups: each moves its task's skills by ``lr * var / 0.25``."""
@@ -137,7 +150,36 @@ class Run:
     predicted: list[float] = field(default_factory=list)
     realised: list[float] = field(default_factory=list)
     fresh: list[bool] = field(default_factory=list)
+    ceiling: list[float] = field(default_factory=list)
     seconds: float = 0.0
+
+
+class OracleScheduler:
+    """Reference only (not a real scheduler): the B tasks of highest true ``p (1 - p)``."""
+
+    name = "oracle"
+
+    def __init__(self, train: Suite, learner: Learner) -> None:
+        self.task_ids = [n.task_id for n in train.nodes]
+        self.learner = learner
+        self.position = {t: i for i, t in enumerate(self.task_ids)}
+
+    def next_batch(self, batch_size: int) -> list[str]:
+        """Top ``batch_size`` by true variance."""
+        p = self.learner.success(np.arange(len(self.task_ids)))
+        return [self.task_ids[i] for i in np.argsort(-(p * (1 - p)), kind="stable")[:batch_size]]
+
+    def predict(self, task_ids: list[str]) -> dict[str, np.ndarray]:
+        """The true ``p (1 - p)``."""
+        p = self.learner.success(np.array([self.position[t] for t in task_ids]))
+        return {"variance": p * (1 - p)}
+
+    def update(self, task_id: str, rewards: np.ndarray) -> None:
+        """Nothing to learn."""
+
+    def keep(self, task_id: str, rewards: np.ndarray) -> bool:
+        """Every group trains."""
+        return True
 
 
 def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, cfg: SimConfig) -> Run:
@@ -147,7 +189,7 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
     held = np.arange(len(train), len(nodes))
     rng = np.random.default_rng([seed, 11])
     started = time.perf_counter()
-    scheduler = make_scheduler(name, train, seed=seed)
+    scheduler = OracleScheduler(train, learner) if name == "oracle" else make_scheduler(name, train, seed=seed)
     position = {t: i for i, t in enumerate(n.task_id for n in train.nodes)}
     step_cost, budget = cfg.batch * cfg.group, 3 * cfg.steps * cfg.batch * cfg.group
     run, seen, spent = Run(curve=[float(learner.success(held).mean())]), set(), 0
@@ -155,6 +197,7 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
         batch = scheduler.next_batch(cfg.batch)[: (budget - spent) // cfg.group]
         predicted = scheduler.predict(batch)["variance"]
         idx = np.array([position[t] for t in batch])
+        run.ceiling.extend(learner.expected_variance(idx).tolist())
         rewards = (rng.random((len(batch), cfg.group)) < learner.success(idx)[:, None]).astype(float)
         kept_nodes, kept_var = [], []
         for k, task_id in enumerate(batch):
@@ -211,7 +254,7 @@ def summarise(runs: dict[str, list[Run]], cfg: SimConfig) -> list[str]:
     T, step_cost = cfg.steps, cfg.batch * cfg.group
     targets = [max(r.curve) for r in runs["random"]]
     random_reach = [_first_reach(r.curve, t) for r, t in zip(runs["random"], targets)]
-    header = f"{'scheduler':<9} {'held@0':>7} {'held@T':>7} {'held@3T':>8} {'to-target':>10} {'x random':>9} {'eff.ratio':>9} {'calib':>6} {'calib-new':>9} {'s/run':>6}"
+    header = f"{'scheduler':<9} {'held@0':>7} {'held@T':>7} {'held@3T':>8} {'to-target':>10} {'x random':>9} {'eff.ratio':>9} {'calib':>6} {'calib-new':>9} {'ceiling':>7} {'s/run':>6}"
     lines = [header, "-" * len(header)]
     for name in [n for n in ORDER if n in runs]:
         rs = runs[name]
@@ -224,11 +267,16 @@ def summarise(runs: dict[str, list[Run]], cfg: SimConfig) -> list[str]:
         calib = np.nanmean([_spearman(r.predicted, r.realised) for r in rs]) if name != "random" and name != "dapo" else float("nan")
         fresh = [_spearman([p for p, f in zip(r.predicted, r.fresh) if f], [v for v, f in zip(r.realised, r.fresh) if f]) for r in rs]
         calib_new = np.nanmean(fresh) if name not in ("random", "dapo") and not np.isnan(fresh).all() else float("nan")
+        ceiling = [_spearman([c for c, f in zip(r.ceiling, r.fresh) if f], [v for v, f in zip(r.realised, r.fresh) if f]) for r in rs]
         lines.append(
             f"{name:<9} {np.mean([r.curve[0] for r in rs]):7.3f} {np.mean([r.curve[T] for r in rs]):7.3f} {np.mean([r.curve[3 * T] for r in rs]):8.3f} "
-            f"{to_target:>10} {ratio:>9} {np.mean([r.varied / r.groups for r in rs]):9.3f} {_fmt(calib):>6} {_fmt(calib_new):>9} {np.mean([r.seconds for r in rs]):6.1f}"
+            f"{to_target:>10} {ratio:>9} {np.mean([r.varied / r.groups for r in rs]):9.3f} {_fmt(calib):>6} {_fmt(calib_new):>9} {_fmt(_nanmean(ceiling)):>7} {np.mean([r.seconds for r in rs]):6.1f}"
         )  # fmt: skip
     return lines
+
+
+def _nanmean(values: list[float]) -> float:
+    return float("nan") if np.isnan(values).all() else float(np.nanmean(values))
 
 
 def _fmt(value: float) -> str:
@@ -259,7 +307,7 @@ def main(cfg: SimConfig) -> dict[str, list[Run]]:
     print(f"pool: {len(train)} train nodes, {len(held)} held-out nodes, {len(train.envs)} environments, families {families}")
     for note in notes:
         print(note)
-    runs: dict[str, list[Run]] = {name: [simulate(name, train, held, seed, cfg) for seed in range(cfg.seeds)] for name in ORDER if name in SCHEDULERS}
+    runs: dict[str, list[Run]] = {name: [simulate(name, train, held, seed, cfg) for seed in range(cfg.seeds)] for name in ORDER}
     for line in summarise(runs, cfg):
         print(line)
     env_T = np.mean([r.curve[cfg.steps] for r in runs["envsched"]])

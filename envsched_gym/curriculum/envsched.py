@@ -9,7 +9,7 @@ Every node gets a score
 
 and the batch is filled greedily from the best-scoring candidates: each pick maximises the
 score minus ``similarity_penalty`` times its largest within-environment similarity to a task
-already in the batch, and no environment takes more than its quota of the batch. Quotas follow
+already in the batch (through the graph's within edges, so only near neighbours count), and no environment takes more than its quota of the batch. Quotas follow
 each environment's share of the predicted variance mass, so a small environment cannot crowd
 out large ones just because a few of its tasks look learnable (measured: without this, the
 simulated learner's held-out score at T fell below random's, because training concentrated on
@@ -63,7 +63,7 @@ class EnvSchedConfig:
     similarity_penalty: float = 0.05
     max_env_share: float = 0.25
     quota_slack: float = 1.5
-    candidates_per_slot: int = 4
+    candidates_per_slot: int = 16
     predictor: PredictorConfig = field(default_factory=PredictorConfig)
 
 
@@ -97,6 +97,8 @@ class EnvSchedScheduler(BaseScheduler):
         self.predictor = VariancePredictor(self.graph, self.env_of, cfg.predictor)
         self.tie_break = np.random.default_rng([seed, 1]).random(len(self.task_ids)) * 1e-6
         self.env_groups = np.zeros(len(self.env_ids))
+        self._within_in = self.graph.within.T.tocsr()
+        self._slot = np.full(len(self.task_ids), -1, dtype=np.int64)
         self.env_share = np.bincount(self.env_of, minlength=len(self.env_ids)) / len(self.task_ids)
 
     def next_batch(self, batch_size: int) -> list[str]:
@@ -152,9 +154,7 @@ class EnvSchedScheduler(BaseScheduler):
             n_cand = min(len(score), 2 * n_cand)
 
     def _greedy(self, cand: np.ndarray, score: np.ndarray, size: int) -> list[int]:
-        within = self.features.within[cand]
-        sims = (within @ within.T).toarray()
-        np.fill_diagonal(sims, 0.0)
+        self._slot[cand] = np.arange(len(cand))
         envs = self.env_of[cand]
         left = self.quotas(size)
         closest = np.zeros(len(cand))
@@ -165,12 +165,21 @@ class EnvSchedScheduler(BaseScheduler):
             best = int(np.argmax(adjusted))
             picks.append(int(cand[best]))
             allowed[best] = False
-            np.maximum(closest, sims[best], out=closest)
+            self._penalise(int(cand[best]), closest)
             env = int(envs[best])
             left[env] -= 1
             if left[env] <= 0:
                 allowed &= envs != env
+        self._slot[cand] = -1
         return picks
+
+    def _penalise(self, node: int, closest: np.ndarray) -> None:
+        """Raise ``closest`` for candidates joined to ``node`` by a within edge (either direction)."""
+        for matrix in (self.graph.within, self._within_in):
+            lo, hi = matrix.indptr[node], matrix.indptr[node + 1]
+            slots = self._slot[matrix.indices[lo:hi]]
+            hit = slots >= 0
+            np.maximum.at(closest, slots[hit], matrix.data[lo:hi][hit])
 
     def state_dict(self) -> dict[str, Any]:
         """Clock, RNG, statistics and cached predictions (the graph is rebuilt from the suite)."""
