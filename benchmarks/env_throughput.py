@@ -150,7 +150,13 @@ def main(config: ThroughputConfig) -> dict[str, float]:
             f"{name:<34} {steps:>7} {seconds:>8.3f} {steps / seconds:>9.0f} {1e6 * seconds / steps:>8.1f} {len(ids) / seconds:>10.0f} {reward:>7.3f}"
         )
     print(f"wrapper overhead: {100 * overhead:+.1f}% (env time / direct time - 1)")
-    return {"env_steps_per_s": env_steps / env_time, "direct_steps_per_s": direct_steps / direct_time, "overhead": overhead}
+    return {
+        "env_steps_per_s": env_steps / env_time,
+        "direct_steps_per_s": direct_steps / direct_time,
+        "overhead": overhead,
+        "env_reward": env_reward,
+        "direct_reward": direct_reward,
+    }
 
 
 def _parse_args() -> ThroughputConfig:
