@@ -94,12 +94,13 @@ class BaseScheduler:
 
     def record(self, rewards: Sequence[float]) -> tuple[float, float]:
         """Add a group to the global totals and the rollout count; returns its (mean, variance)."""
-        values = np.asarray(rewards, dtype=np.float64)
-        if values.size == 0:
+        values = [float(r) for r in rewards]
+        if not values:
             raise ValueError("update() needs the rewards of at least one rollout")
-        mean, var = float(values.mean()), float(values.var())
+        mean = sum(values) / len(values)
+        var = sum((v - mean) ** 2 for v in values) / len(values)
         self.totals += (1.0, mean, var)
-        self.rollouts += int(values.size)
+        self.rollouts += len(values)
         return mean, var
 
     def global_estimates(self, count: int) -> dict[str, np.ndarray]:

@@ -99,29 +99,38 @@ class EnvSchedScheduler(BaseScheduler):
         self.env_groups = np.zeros(len(self.env_ids))
         self._within_in = self.graph.within.T.tocsr()
         self._slot = np.full(len(self.task_ids), -1, dtype=np.int64)
+        self._base_score = self._node_score(np.arange(len(self.task_ids)))
         self.env_share = np.bincount(self.env_of, minlength=len(self.env_ids)) / len(self.task_ids)
 
     def next_batch(self, batch_size: int) -> list[str]:
         """The ``batch_size`` best nodes under score, quotas and similarity penalty."""
         size = self.check_batch_size(batch_size)
-        self.predictor.refresh()
+        refreshed = self.predictor.refresh()
+        self._base_score[refreshed] = self._node_score(refreshed)
         picks = self._fill(self.scores(), size)
         self.step += 1
         self.predictor.advance()
         return [self.task_ids[i] for i in picks]
 
     def scores(self) -> np.ndarray:
-        """Current score of every node (from the cached predictions)."""
-        cfg = self.config
+        """Current score of every node (cached per-node part plus the environment bonus)."""
         expected = self.env_share * self.env_groups.sum()
-        env_term = cfg.env_bonus / np.sqrt(1.0 + self.env_groups / np.maximum(expected, 1.0))
-        return self.predictor.variance + cfg.task_bonus * self.predictor.uncertainty + env_term[self.env_of] + self.tie_break
+        env_term = self.config.env_bonus / np.sqrt(1.0 + self.env_groups / np.maximum(expected, 1.0))
+        return self._base_score + env_term[self.env_of]
+
+    def _node_score(self, nodes: np.ndarray) -> np.ndarray:
+        predictor = self.predictor
+        return predictor.variance[nodes] + self.config.task_bonus * predictor.uncertainty[nodes] + self.tie_break[nodes]
 
     def update(self, task_id: str, rewards: Sequence[float]) -> None:
         """Fold one finished group into the node's statistics and its neighbours' aggregates."""
-        node = int(self.positions([task_id])[0])
-        self.record(rewards)
-        self.predictor.observe(node, np.asarray(rewards, dtype=np.float64))
+        node = self.index.get(task_id)
+        if node is None:
+            raise KeyError(f"task '{task_id}' is not in this scheduler's suite ({len(self.task_ids)} nodes)")
+        mean, var = self.record(rewards)
+        size = len(rewards)
+        clipped = sum(min(max(float(r), 0.0), 1.0) for r in rewards)
+        self.predictor.observe(node, size, clipped, var * size / (size - 1) if size > 1 else 0.0)
         self.env_groups[self.env_of[node]] += 1
 
     def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -137,7 +146,7 @@ class EnvSchedScheduler(BaseScheduler):
         ``max_env_share`` of the batch (raised when too few environments could fill it).
         """
         cfg = self.config
-        mass = np.bincount(self.env_of, weights=self.predictor.variance, minlength=len(self.env_ids))
+        mass = np.maximum(self.predictor.env_mass, 0.0)
         share = mass / mass.sum() if mass.sum() > 0 else np.full(len(mass), 1.0 / len(mass))
         cap = max(math.ceil(cfg.max_env_share * batch_size), math.ceil(batch_size / len(self.env_ids)))
         return np.clip(np.ceil(cfg.quota_slack * batch_size * share), 1, cap).astype(np.int64)
@@ -191,6 +200,7 @@ class EnvSchedScheduler(BaseScheduler):
         self.load_base_state(state)
         self.predictor.load_state_dict(state["predictor"])
         self.env_groups = np.asarray(state["env_groups"], dtype=np.float64)
+        self._base_score = self._node_score(np.arange(len(self.task_ids)))
 
 
 def _with_overrides(config: EnvSchedConfig, overrides: dict[str, Any]) -> EnvSchedConfig:

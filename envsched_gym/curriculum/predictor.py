@@ -93,64 +93,91 @@ class VariancePredictor:
         self.variance = np.full(n, self.config.prior_variance)
         self.mean = np.full(n, 0.5)
         self.uncertainty = np.ones(n)
-        self.dirty: set[int] = set()
+        self.dirty: list[np.ndarray] = []
         self.dirty_envs: set[int] = set()
+        self.pending: list[tuple[int, list[float]]] = []
         order = np.argsort(env_of, kind="stable")
         self.env_members = np.split(order, np.flatnonzero(np.diff(env_of[order])) + 1) if n else []
+        self.env_mass = np.zeros(len(self.env_stats))
         self.cursor = 0
         self.refresh_all()
 
     # ----------------------------------------------------------------- updates
-    def observe(self, node: int, rewards: np.ndarray) -> None:
-        """Add one finished group of ``node`` at the current step."""
+    def observe(self, node: int, size: int, reward_sum: float, unbiased_variance: float) -> None:
+        """Add one finished group of ``node`` at the current step (rewards clipped to [0, 1] in the sum).
+
+        The node's own row changes at once; environment, pool and neighbour aggregates are
+        applied in bulk by :meth:`flush` (called before any prediction is read).
+        """
         scale = self.growth ** (self.step - self.base_step)
-        size = rewards.size
-        unbiased = rewards.var() * size / (size - 1) if size > 1 else 0.0
-        delta = np.array([size, np.clip(rewards, 0.0, 1.0).sum(), float(size > 1), unbiased]) * scale
-        delta -= (1.0 - self.config.revisit_forget) * self.stats[node]
+        keep = 1.0 - self.config.revisit_forget
+        old = self.stats[node].tolist()
+        fresh = (size * scale, reward_sum * scale, float(size > 1) * scale, unbiased_variance * scale)
+        delta = [f - keep * o for f, o in zip(fresh, old)]
         self.stats[node] += delta
-        self.env_stats[self.env_of[node]] += delta
-        self.pool += delta
         self.last_seen[node] = self.step
-        self.dirty.add(node)
-        self.dirty_envs.add(int(self.env_of[node]))
+        self.pending.append((node, delta))
+
+    def flush(self) -> None:
+        """Apply pending updates to environment, pool and in-neighbour aggregates (vectorised)."""
+        if not self.pending:
+            return
+        nodes = np.fromiter((p[0] for p in self.pending), dtype=np.int64, count=len(self.pending))
+        deltas = np.array([p[1] for p in self.pending])
+        self.pending.clear()
+        np.add.at(self.env_stats, self.env_of[nodes], deltas)
+        self.pool += deltas.sum(axis=0)
+        self.dirty.append(nodes)
+        self.dirty_envs.update(self.env_of[nodes].tolist())
         for incoming, agg in ((self.in_within, self.agg_within), (self.in_cross, self.agg_cross)):
-            lo, hi = incoming.indptr[node], incoming.indptr[node + 1]
-            rows = incoming.indices[lo:hi]
-            agg[rows] += incoming.data[lo:hi, None] * delta
-            self.dirty.update(rows.tolist())
+            starts = incoming.indptr[nodes]
+            counts = incoming.indptr[nodes + 1] - starts
+            offsets = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+            rows = incoming.indices[offsets]
+            np.add.at(agg, rows, incoming.data[offsets, None] * np.repeat(deltas, counts, axis=0))
+            self.dirty.append(rows)
 
     def advance(self, steps: int = 1) -> None:
         """Move the clock; evidence decays by ``0.5 ** (steps / half_life)``."""
         self.step += steps
         if self.growth ** (self.step - self.base_step) > 1e100:
+            self.flush()
             shrink = self.growth ** (self.step - self.base_step)
             for array in (self.stats, self.agg_within, self.agg_cross, self.env_stats, self.pool):
                 array /= shrink
             self.base_step = self.step
 
     # -------------------------------------------------------------- prediction
-    def refresh(self) -> None:
-        """Recompute the cached predictions of dirty nodes and environments and of the next rotating slice."""
+    def refresh(self) -> np.ndarray:
+        """Recompute the cached predictions of dirty nodes and environments and of the next
+        rotating slice; returns the recomputed nodes."""
+        self.flush()
         chunk = -(-self.n // max(1, self.config.refresh_period))
         rotating = (self.cursor + np.arange(min(chunk, self.n))) % max(self.n, 1)
         self.cursor = int((self.cursor + chunk) % max(self.n, 1))
-        parts = [np.fromiter(self.dirty, dtype=np.int64, count=len(self.dirty)), rotating]
-        parts += [self.env_members[e] for e in sorted(self.dirty_envs)]
+        parts = [*self.dirty, rotating, *(self.env_members[e] for e in sorted(self.dirty_envs))]
         nodes = np.unique(np.concatenate(parts))
         self.dirty.clear()
         self.dirty_envs.clear()
         if nodes.size:
-            self.variance[nodes], self.mean[nodes], self.uncertainty[nodes] = self.compute(nodes)
+            self._store(nodes, *self.compute(nodes))
+        return nodes
 
     def refresh_all(self) -> None:
         """Recompute every cached prediction."""
+        self.flush()
         self.dirty.clear()
         self.dirty_envs.clear()
         self.variance, self.mean, self.uncertainty = self.compute(np.arange(self.n))
+        self.env_mass = np.bincount(self.env_of, weights=self.variance, minlength=len(self.env_mass))
+
+    def _store(self, nodes: np.ndarray, variance: np.ndarray, mean: np.ndarray, uncertainty: np.ndarray) -> None:
+        self.env_mass += np.bincount(self.env_of[nodes], weights=variance - self.variance[nodes], minlength=len(self.env_mass))
+        self.variance[nodes], self.mean[nodes], self.uncertainty[nodes] = variance, mean, uncertainty
 
     def compute(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Fresh (variance, mean, uncertainty) of ``nodes`` from the current statistics."""
+        self.flush()
         cfg = self.config
         decay = self.growth ** -(self.step - self.base_step)
         group = self.group_size()
@@ -196,12 +223,14 @@ class VariancePredictor:
         return self.stats[:, GROUPS] * self.growth ** -(self.step - self.base_step)
 
     # ------------------------------------------------------------------- state
-    ARRAYS = ("stats", "agg_within", "agg_cross", "env_stats", "pool", "last_seen", "variance", "mean", "uncertainty")
+    ARRAYS = ("stats", "agg_within", "agg_cross", "env_stats", "pool", "last_seen", "variance", "mean", "uncertainty", "env_mass")
 
     def state_dict(self) -> dict[str, Any]:
         """Statistics, aggregates, cached predictions and clock, as JSON-able lists."""
+        self.flush()
         state: dict[str, Any] = {name: getattr(self, name).tolist() for name in self.ARRAYS}
-        state.update(base_step=self.base_step, step=self.step, cursor=self.cursor, dirty=sorted(self.dirty), dirty_envs=sorted(self.dirty_envs))
+        dirty = np.unique(np.concatenate(self.dirty)).tolist() if self.dirty else []
+        state.update(base_step=self.base_step, step=self.step, cursor=self.cursor, dirty=dirty, dirty_envs=sorted(self.dirty_envs))
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -210,4 +239,6 @@ class VariancePredictor:
             current = getattr(self, name)
             setattr(self, name, np.asarray(state[name], dtype=current.dtype).reshape(current.shape))
         self.base_step, self.step, self.cursor = state["base_step"], state["step"], state["cursor"]
-        self.dirty, self.dirty_envs = set(state["dirty"]), set(state["dirty_envs"])
+        self.dirty = [np.asarray(state["dirty"], dtype=np.int64)]
+        self.dirty_envs = set(state["dirty_envs"])
+        self.pending = []
