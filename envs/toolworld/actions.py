@@ -34,12 +34,24 @@ def fact(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Act:
-    """A valid write: the call, the user's phrase for it, and the records it touches."""
+    """A valid write.
+
+    Attributes:
+        call: The call.
+        phrase: The user's request for it (contains ``{ref}``).
+        touches: Records the call changes.
+        report: Field a report of the call quotes, if any.
+        vague: The request without its amount (``{ref}`` kept), for tasks where the agent must
+            ask how much; ``None`` when the call has no amount.
+        amount: The user's answer to that question (``"30 units"``).
+    """
 
     call: ToolCall
     phrase: str
     touches: tuple[str, ...]
     report: str | None = None
+    vague: str | None = None
+    amount: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +135,8 @@ class Adjust(Action):
         if hi < self.amounts[0]:
             return None
         amount = rng.randint(self.amounts[0], hi)
-        return Act(self._call(rid, amount), self.template.replace("{amount}", str(amount)), (rid,), self.field)
+        phrase, vague = self.template.replace("{amount}", str(amount)), self.template.replace("{amount}", "some")
+        return Act(self._call(rid, amount), phrase, (rid,), self.field, vague, f"{amount} {self.unit}")
 
     def violate(self, rng: random.Random, rid: str, rec: Record, others: Sequence[str], limit: float | None) -> Refusal | None:
         options: list[Refusal] = []
@@ -184,7 +197,7 @@ class Move(Action):
     def _call(self, rid: str, dst: str, amount: int) -> ToolCall:
         return ToolCall(self.tool, {self.id_arg: rid, self.dst_arg: dst, self.arg: amount})
 
-    def _phrase(self, dst: str, amount: int) -> str:
+    def _phrase(self, dst: str, amount: int | str) -> str:
         return self.template.replace("{dst}", f"{self.noun} {dst}").replace("{amount}", str(amount))
 
     def make(self, rng: random.Random, rid: str, rec: Record, others: Sequence[str], limit: float | None) -> Act | None:
@@ -192,7 +205,8 @@ class Move(Action):
         if hi < self.amounts[0] or not others:
             return None
         amount, dst = rng.randint(self.amounts[0], hi), rng.choice(list(others))
-        return Act(self._call(rid, dst, amount), self._phrase(dst, amount), (rid, dst), self.field)
+        vague = self._phrase(dst, "some")
+        return Act(self._call(rid, dst, amount), self._phrase(dst, amount), (rid, dst), self.field, vague, f"{amount} {self.unit}")
 
     def violate(self, rng: random.Random, rid: str, rec: Record, others: Sequence[str], limit: float | None) -> Refusal | None:
         if not others:

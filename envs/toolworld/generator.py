@@ -41,6 +41,7 @@ PARALLEL_SIZES = {2: [[1, 1]], 3: [[1, 1, 1]], 4: [[2, 2], [1, 1, 1, 1]], 5: [[2
 REFUSE_PREFIXES = ([], [], [1], [2], [2, 1], [2, 2])
 TEST_FRACTION = 0.2
 ASK_QUESTION = "Which {noun} do you mean? Please tell me its name or id."
+AMOUNT_QUESTION = "How many {unit} should it be?"
 
 
 @dataclass
@@ -142,15 +143,22 @@ class Generator:
         return self._assemble("parallel", units, schedule, [text], [])
 
     def _ask(self, used: set[str]) -> Draft:
+        """The user leaves out which record (or, for amounts, how much) and says it when asked."""
         by_name = self.rng.random() < 0.6
         noun = self.variant.domain.noun
         act = self._act(used)
-        unit = write_unit(self.variant, act, by_name, self.rng.random() < 0.5, False, who=f"one of the {noun}s")
-        rid = unit.rid
-        reply = f"It's {ref(self.variant, rid, by_name)}."
-        question = AssistantTurn(ASK_QUESTION.format(noun=noun))
+        if act.vague is not None and self.rng.random() < 0.5:
+            unit = write_unit(self.variant, act, by_name, False, False)
+            first = f"Please {act.vague.replace('{ref}', ref(self.variant, unit.rid, by_name))}."
+            turns, question, missing = [first, f"{act.amount}."], AMOUNT_QUESTION.format(unit=act.amount.split(" ", 1)[1]), "amount"
+        else:
+            unit = write_unit(self.variant, act, by_name, self.rng.random() < 0.5, False, who=f"one of the {noun}s")
+            reply = f"It's {ref(self.variant, unit.rid, by_name)}."
+            turns, question, missing = [f"Please {unit.request}.", reply], ASK_QUESTION.format(noun=noun), "record"
         schedule = [[(0, c)] for c in range(len(unit.all_calls(self.variant)))]
-        return self._assemble("ask", [unit], schedule, [f"Please {unit.request}.", reply], [question])
+        draft = self._assemble("ask", [unit], schedule, turns, [AssistantTurn(question)])
+        draft.extra["missing"] = missing
+        return draft
 
     def _assemble(
         self, pattern: str, units: list[Unit], schedule: list[list[tuple[int, int]]], turns: list[str], opening: list[AssistantTurn]

@@ -41,6 +41,23 @@ def test_every_pattern_and_difficulty_present(adapter: ToolWorldAdapter) -> None
     assert calls["chain"] == calls["parallel"] == {2, 3, 4, 5, 6}
     assert 0 in calls["refuse"] and max(calls["refuse"]) >= 4
     assert {t.metadata["refusal"] for t in tasks if t.metadata["pattern"] == "refuse"} == {"bound", "status", "policy"}
+    assert {t.metadata["missing"] for t in tasks if t.metadata["pattern"] == "ask"} == {"record", "amount"}
+
+
+def test_ask_tasks_hold_back_what_the_second_turn_gives(adapter: ToolWorldAdapter) -> None:
+    for task in adapter.tasks("all"):
+        if task.metadata["pattern"] != "ask":
+            continue
+        write = next(c for turn in task.solution for c in turn.tool_calls if not c.name.startswith(("find_", "get_")))
+        first, second = task.user_turns
+        assert "?" in task.solution[0].content and not task.solution[0].tool_calls
+        if task.metadata["missing"] == "amount":
+            amount = str(write.arguments[next(reversed(write.arguments))])
+            assert amount not in first.split() and second.split()[0] == amount, task.task_id
+        else:
+            rid = next(v for v in write.arguments.values() if v in adapter.variant(task.env_id).records)
+            name = adapter.variant(task.env_id).records[rid]["name"]
+            assert rid not in first and name not in first and (rid in second or name in second), task.task_id
 
 
 def test_metadata_matches_solution(adapter: ToolWorldAdapter) -> None:
