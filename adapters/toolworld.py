@@ -63,7 +63,7 @@ class ToolWorldAdapter(Adapter):
             family=self.family,
             gym_id=GYM_ID,
             tools=variant.tools(),
-            state_components=[StateComponent("records", f"{variant.domain.noun} records by id ({variant.domain.world.__name__})")],
+            state_components=[StateComponent(f"{variant.domain.name}.{variant.domain.noun}s", f"{variant.domain.noun} records by id")],
             verifier_kind="state+facts+process",
             interaction="multi_step",
             user_simulator="scripted",
