@@ -52,13 +52,13 @@ def make_tasks(n: int = 24, seed: int = 0) -> list[TaskSpec]:
         split = "heldout" if i % 6 == 5 else "train"
         if i % 2 == 0:
             calls = [AssistantTurn(tool_calls=[ToolCall("put", {"key": key, "value": value})]), AssistantTurn("Done.")]
-            tasks.append(TaskSpec(f"toy/{i}", "Toy-put", f"Set {key} to {value}.", solution=calls, split=split,
+            tasks.append(TaskSpec(f"toy/{i}", "Toy-put", f"Request {i}: set {key} to {value}.", solution=calls, split=split,
                                   verifier=VerifierConfig("gold_state")))
         else:
             state = {"values": {k: (value if k == other else 0) for k in KEYS}}
             calls = [AssistantTurn(tool_calls=[ToolCall("get", {"key": other})]),
                      AssistantTurn(tool_calls=[ToolCall("put", {"key": key, "value": value})]), AssistantTurn("Done.")]
-            tasks.append(TaskSpec(f"toy/{i}", "Toy-copy", f"Copy {other} into {key}.", initial_state=state, solution=calls,
+            tasks.append(TaskSpec(f"toy/{i}", "Toy-copy", f"Request {i}: copy {other} into {key}.", initial_state=state, solution=calls,
                                   split=split, verifier=VerifierConfig("gold_state")))
     return tasks
 
