@@ -8,6 +8,8 @@ from envsched_gym.envs.toolworld.domain import build_variant
 from envsched_gym.envs.toolworld.domains.commerce import INVENTORY
 from envsched_gym.envs.toolworld.domains.finance import BANKING
 from envsched_gym.envs.toolworld.domains.office import FILESYSTEM
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import envsched_gym
 from envsched_gym import ToolCall, ToolError, render_calls
@@ -122,3 +124,25 @@ def test_errors_reach_the_agent_as_observations() -> None:
     assert obs.count("<tool_response>") == 5 and not terminated and not truncated and reward == 0.0
     assert all(not c.ok for c in env.unwrapped.episode.calls)
     assert envsched_gym.registered_ids("ToolWorld") == ["envsched/ToolWorld-v0"]
+
+
+ARGS = st.dictionaries(
+    st.sampled_from(["item_id", "quantity", "price", "name", "query", "extra"]),
+    st.one_of(st.integers(-(10**6), 10**6), st.floats(allow_nan=True), st.text(max_size=8), st.booleans(), st.none()),
+    max_size=3,
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["find_item", "get_item", "restock_item", "ship_item", "set_price", "discontinue_item", "nope"]), ARGS),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_arbitrary_calls_never_crash_the_env(calls: list) -> None:
+    env = _env_with("ToolWorld/inventory-0/000")
+    obs, _, terminated, truncated, info = env.step(render_calls([ToolCall(name, args) for name, args in calls]))
+    assert isinstance(obs, str) and not terminated and not truncated
+    assert len([m for m in info["messages"] if m["role"] == "tool"]) == len(calls)
