@@ -10,7 +10,6 @@ from jsonschema.exceptions import best_match
 
 from envsched_gym.declarations import ToolCall, ToolSpec
 
-
 _SCALAR_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
 _PLAIN_KEYS = frozenset({"type", "description", "default", "enum", "title"})
 
