@@ -59,10 +59,10 @@ class PredictorConfig:
         refresh_period: Every cached prediction is recomputed at least once per this many steps.
     """
 
-    within_weight: float = 3.0
-    cross_weight: float = 1.5
-    env_weight: float = 1.0
-    prior_weight: float = 0.5
+    within_weight: float = 1.0
+    cross_weight: float = 0.5
+    env_weight: float = 0.5
+    prior_weight: float = 0.25
     prior_variance: float = 0.25
     half_life: float = 10.0
     revisit_forget: float = 0.5

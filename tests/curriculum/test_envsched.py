@@ -1,0 +1,101 @@
+"""EnvSched selection: determinism, quotas, similarity penalty, state round-trip."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from envsched_gym import EnvSpec, TaskSpec
+from envsched_gym.curriculum import EnvSchedScheduler, make_scheduler
+from envsched_gym.suite import Suite, TaskNode
+
+
+def _drive(s, steps: int, seed: int, batch: int = 16) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    p = {t: rng.random() for t in s.task_ids}
+    out = []
+    for _ in range(steps):
+        ids = s.next_batch(batch)
+        out.append(ids)
+        for t in ids:
+            s.update(t, (rng.random(8) < p[t]).astype(float))
+    return out
+
+
+def test_deterministic_per_seed(small_suite: Suite) -> None:
+    a = _drive(EnvSchedScheduler(small_suite, seed=1), 6, seed=0)
+    b = _drive(EnvSchedScheduler(small_suite, seed=1), 6, seed=0)
+    c = _drive(EnvSchedScheduler(small_suite, seed=2), 6, seed=0)
+    assert a == b
+    assert a != c
+
+
+def test_batches_are_distinct_and_respect_quotas(small_suite: Suite) -> None:
+    s = EnvSchedScheduler(small_suite, seed=0, max_env_share=0.25)
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        quotas = None
+        ids = s.next_batch(16)
+        quotas = s.quotas(16)
+        assert len(set(ids)) == 16
+        envs = np.bincount(s.env_of[s.positions(ids)], minlength=len(s.env_ids))
+        assert (envs <= quotas).all() and envs.max() <= math.ceil(0.25 * 16)
+        for t in ids:
+            s.update(t, (rng.random(8) < 0.5).astype(float))
+
+
+def test_one_environment_still_fills_the_batch() -> None:
+    env = EnvSpec(env_id="Solo", family="Solo", gym_id="envsched/Solo-v0")
+    suite = Suite(TaskNode(env, TaskSpec(task_id=f"s{i}", env_id="Solo", instruction=f"task {i}")) for i in range(30))
+    assert len(set(EnvSchedScheduler(suite).next_batch(10))) == 10
+
+
+def _twins_suite() -> Suite:
+    """Pairs of identical tasks (twins) plus distinct ones, one environment."""
+    env = EnvSpec(env_id="Twins", family="Twins", gym_id="envsched/Twins-v0")
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    nodes = []
+    for i, w in enumerate(words):
+        for copy in range(2):
+            nodes.append(TaskNode(env, TaskSpec(task_id=f"{w}-{copy}", env_id="Twins", instruction=f"{w} {w} {w} report {i}")))
+    return Suite(nodes)
+
+
+def test_similarity_penalty_keeps_twins_apart() -> None:
+    suite = _twins_suite()
+    with_penalty = EnvSchedScheduler(suite, seed=0, similarity_penalty=10.0, max_env_share=1.0).next_batch(8)
+    stems = [t.split("-")[0] for t in with_penalty]
+    assert len(set(stems)) == 8
+    without = EnvSchedScheduler(suite, seed=0, similarity_penalty=0.0, max_env_share=1.0, task_bonus=0.0, env_bonus=0.0)
+    for t in suite:  # make one twin pair clearly the most learnable
+        without.update(t.task_id, [1, 0] * 4 if t.task_id.startswith("alpha") else [1] * 8)
+    assert {"alpha-0", "alpha-1"} <= set(without.next_batch(4))
+
+
+def test_state_round_trip(small_suite: Suite) -> None:
+    s = EnvSchedScheduler(small_suite, seed=4)
+    _drive(s, 5, seed=1)
+    state = json.loads(json.dumps(s.state_dict()))
+    restored = EnvSchedScheduler(small_suite, seed=4)
+    restored.load_state_dict(state)
+    assert _drive(restored, 4, seed=9) == _drive(s, 4, seed=9)
+    for key, value in s.predict(s.task_ids[:20]).items():
+        assert np.allclose(value, restored.predict(s.task_ids[:20])[key])
+
+
+def test_state_from_another_suite_is_refused(small_suite: Suite) -> None:
+    state = EnvSchedScheduler(small_suite).state_dict()
+    with pytest.raises(ValueError, match="different suite"):
+        EnvSchedScheduler(_twins_suite()).load_state_dict(state)
+
+
+def test_make_scheduler_errors(small_suite: Suite) -> None:
+    with pytest.raises(KeyError, match="Did you mean 'envsched'"):
+        make_scheduler("envshed", small_suite)
+    with pytest.raises(TypeError, match="unknown EnvSched options"):
+        make_scheduler("envsched", small_suite, halflife=3)
+    with pytest.raises(KeyError, match="not in this scheduler's suite"):
+        make_scheduler("envsched", small_suite).update("nope", [1.0])
