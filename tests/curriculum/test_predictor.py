@@ -47,19 +47,23 @@ def test_own_evidence_dominates_with_many_observations(small_suite: Suite, revis
     assert own < 0.65 * other and own < (0.06 if revisit_forget == 1.0 else 0.15)
 
 
-def test_incremental_cache_matches_full_recompute(scheduler: EnvSchedScheduler) -> None:
-    """After updates, refreshing only dirty nodes gives the same cache as recomputing everything."""
+def test_incremental_refresh_recomputes_exactly_what_changed(scheduler: EnvSchedScheduler) -> None:
+    """A refresh recomputes the updated nodes, their in-neighbours and environments; a full
+    rotation of refreshes brings every cached prediction to the full recompute."""
     rng = np.random.default_rng(0)
-    for _ in range(5):
-        for task in scheduler.next_batch(16):
-            scheduler.update(task, (rng.random(8) < 0.5).astype(float))
     predictor = scheduler.predictor
-    predictor.refresh()
-    cached = predictor.variance.copy()
+    for _ in range(4):
+        batch = scheduler.next_batch(16)
+        for task in batch:
+            scheduler.update(task, (rng.random(8) < 0.5).astype(float))
+    nodes = scheduler.positions(batch)
+    refreshed = predictor.refresh()
     fresh, _, _ = predictor.compute(np.arange(predictor.n))
-    touched = np.flatnonzero(predictor.last_seen >= 0)
-    assert np.allclose(cached[touched], fresh[touched])
-    predictor.refresh_all()
+    expected = set(nodes.tolist()) | set(predictor.in_within[nodes].indices.tolist()) | set(predictor.in_cross[nodes].indices.tolist())
+    assert expected <= set(refreshed.tolist()) and len(refreshed) < predictor.n
+    assert np.allclose(predictor.variance[refreshed], fresh[refreshed])
+    for _ in range(scheduler.config.predictor.refresh_period):
+        predictor.refresh()
     assert np.allclose(predictor.variance, fresh)
     assert np.allclose(predictor.env_mass, np.bincount(scheduler.env_of, weights=fresh))
 
