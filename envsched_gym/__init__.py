@@ -26,3 +26,12 @@ __all__ = [
     "render_turn", "suite", "tool",
 ]  # fmt: skip
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """Lazy ``EnvSchedCurriculum`` (the curriculum imports scikit-learn; ``import envsched_gym`` stays fast)."""
+    if name == "EnvSchedCurriculum":
+        from envsched_gym.curriculum import EnvSchedCurriculum
+
+        return EnvSchedCurriculum
+    raise AttributeError(f"module 'envsched_gym' has no attribute '{name}'")

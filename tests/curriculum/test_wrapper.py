@@ -69,3 +69,7 @@ def test_explicit_task_and_batch_api(notes_adapter) -> None:
     assert env.keep(batch[0], [1, 0, 1, 0])
     assert np.isfinite(env.scheduler.predict(batch)["variance"]).all()
     env.close()
+
+
+def test_package_exports_the_wrapper_lazily() -> None:
+    assert envsched_gym.EnvSchedCurriculum is EnvSchedCurriculum
