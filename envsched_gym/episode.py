@@ -12,7 +12,7 @@ Termination = Literal["agent", "user_stop", "user_error", "single_response", "ma
 ABNORMAL: frozenset[str] = frozenset({"user_error", "max_steps", "turn_limit"})
 
 
-@dataclass
+@dataclass(slots=True)
 class Message:
     """One chat message; ``tool_calls`` only on assistant messages, ``name`` on tool results."""
 
@@ -25,6 +25,8 @@ class Message:
     def to_chat(self) -> dict[str, Any]:
         """The message as a Hugging Face / OpenAI chat-template dict."""
         out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if not (self.tool_calls or self.name or self.reasoning):
+            return out
         if self.tool_calls:
             out["tool_calls"] = [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in self.tool_calls]
         if self.name is not None:
@@ -34,7 +36,7 @@ class Message:
         return out
 
 
-@dataclass
+@dataclass(slots=True)
 class CallRecord:
     """A tool call the agent made, where it was made, and what came back."""
 

@@ -79,7 +79,10 @@ def register_adapter(adapter: Adapter, *, replace: bool = False) -> list[str]:
 def _register_ids(family: str, ids: list[str]) -> None:
     for gym_id in ids:
         gym.registry.pop(gym_id, None)
-        gym.register(id=gym_id, entry_point=ENTRY_POINT, kwargs={"family": family, "gym_id": gym_id}, disable_env_checker=True)
+        gym.register(
+            id=gym_id, entry_point=ENTRY_POINT, kwargs={"family": family, "gym_id": gym_id},
+            disable_env_checker=True, order_enforce=False,  # ToolUseEnv checks reset-before-step itself
+        )
 
 
 def families() -> list[str]:
