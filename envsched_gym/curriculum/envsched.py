@@ -41,7 +41,8 @@ class EnvSchedConfig:
     Attributes:
         k_within: Within-environment neighbours per node.
         k_cross: Cross-environment neighbours per node.
-        block: Largest segment searched exactly when building the graph.
+        block: Largest environment searched exactly for within edges.
+        cross_block: Candidate window of the cross-edge search.
         text_weight: Share of task text (vs. tools/state/verifier) in within-environment similarity.
         task_bonus: Weight of the prediction's uncertainty in the score.
         env_bonus: Weight of the under-observed-environment bonus.
@@ -57,6 +58,7 @@ class EnvSchedConfig:
     k_within: int = 10
     k_cross: int = 5
     block: int = 2048
+    cross_block: int = 512
     text_weight: float = 0.6
     task_bonus: float = 0.1
     env_bonus: float = 0.05
@@ -93,7 +95,7 @@ class EnvSchedScheduler(BaseScheduler):
         self.config = _with_overrides(config or EnvSchedConfig(), overrides)
         cfg = self.config
         self.features = features or build_features(suite.nodes, text_weight=cfg.text_weight)
-        self.graph = graph or DualGraph.build(self.features, cfg.k_within, cfg.k_cross, cfg.block, seed)
+        self.graph = graph or DualGraph.build(self.features, cfg.k_within, cfg.k_cross, cfg.block, cfg.cross_block, seed)
         self.predictor = VariancePredictor(self.graph, self.env_of, cfg.predictor)
         self.tie_break = np.random.default_rng([seed, 1]).random(len(self.task_ids)) * 1e-6
         self.env_groups = np.zeros(len(self.env_ids))

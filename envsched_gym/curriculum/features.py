@@ -66,10 +66,16 @@ def build_features(nodes: list[TaskNode], text_weight: float = 0.6, text_dims: i
     env_pos = {e: i for i, e in enumerate(env_ids)}
     env_of = np.fromiter((env_pos[n.env.env_id] for n in nodes), dtype=np.int64, count=len(nodes))
     text = _text_matrix([task_text(n.task) for n in nodes], text_dims)
-    attrs = _hashed([_attribute_tokens(n) for n in nodes], 2**14)
-    within = sp.hstack([np.sqrt(text_weight) * text, np.sqrt(1.0 - text_weight) * attrs], format="csr")
+    within = sp.hstack([np.sqrt(text_weight) * text, np.sqrt(1.0 - text_weight) * _attributes(nodes, env_of, env_ids)], format="csr")
     within = normalize(within, copy=False).astype(np.float32)
-    numeric, categories = zip(*(execution_signature(n) for n in nodes)) if nodes else ((), ())
+    writes: dict[int, set[str]] = {}
+    rows = []
+    for n in nodes:
+        tools = task_tools(n)
+        if id(tools) not in writes:
+            writes[id(tools)] = {t.name for t in tools if t.write}
+        rows.append(execution_signature(n, writes[id(tools)]))
+    numeric, categories = zip(*rows) if rows else ((), ())
     signature = _signature_matrix(np.asarray(numeric, dtype=np.float64).reshape(len(nodes), len(NUMERIC)), list(categories))
     return NodeFeatures(within=within, signature=signature, env_of=env_of, env_ids=env_ids)
 
@@ -85,17 +91,17 @@ def task_tools(node: TaskNode) -> list[ToolSpec]:
     return node.task.tools if node.task.tools is not None else node.env.tools
 
 
-def execution_signature(node: TaskNode) -> tuple[list[float], list[str]]:
+def execution_signature(node: TaskNode, writes: set[str] | None = None) -> tuple[list[float], list[str]]:
     """The abstract execution signature of a node: numeric facts and categorical tokens.
 
     Numeric (in :data:`NUMERIC` order): expected user turns, expected calls, distinct tools,
     most parallel calls in one message, fraction of write calls, tools available, whether a gold
     solution exists. Categorical: dependency pattern, interaction, user simulator, verifier kind,
-    reward type.
+    reward type. ``writes`` (names of the write tools) may be passed in when precomputed.
     """
     task, env = node.task, node.env
     tools = task_tools(node)
-    writes = {t.name for t in tools if t.write}
+    writes = {t.name for t in tools if t.write} if writes is None else writes
     turns = max(1, len(task.user_turns))
     if task.solution:
         calls = [c.name for turn in task.solution for c in turn.tool_calls]
@@ -120,13 +126,22 @@ def execution_signature(node: TaskNode) -> tuple[list[float], list[str]]:
     return numeric, categories
 
 
-def _attribute_tokens(node: TaskNode) -> list[str]:
-    tokens = [f"tool={t.name}" for t in task_tools(node)]
-    if node.task.solution:
-        tokens += [f"uses={c.name}" for turn in node.task.solution for c in turn.tool_calls]
-    tokens += [f"state={s.name}" for s in node.env.state_components]
-    tokens.append(f"verifier={node.env.verifier_kind}")
-    return tokens
+def _attributes(nodes: list[TaskNode], env_of: np.ndarray, env_ids: list[str]) -> sp.csr_matrix:
+    """Multi-hot of tools, gold calls, state components and verifier kind, rows L2-normalised.
+
+    The environment's part is hashed once per environment, the task's (gold calls, and its own
+    tools where it overrides the environment's) once per task.
+    """
+    envs = {n.env.env_id: n.env for n in nodes}
+    env_tools = _hashed([[f"tool={t.name}" for t in envs[e].tools] for e in env_ids])
+    env_rest = _hashed([[f"state={c.name}" for c in envs[e].state_components] + [f"verifier={envs[e].verifier_kind}"] for e in env_ids])
+    own_tools = np.fromiter((n.task.tools is None for n in nodes), dtype=np.float64, count=len(nodes))
+    task_part = _hashed([
+        [f"uses={c.name}" for turn in n.task.solution or [] for c in turn.tool_calls]
+        + [f"tool={t.name}" for t in n.task.tools or []]
+        for n in nodes
+    ])  # fmt: skip
+    return normalize(sp.diags(own_tools) @ env_tools[env_of] + env_rest[env_of] + task_part)
 
 
 def _text_matrix(texts: list[str], dims: int) -> sp.csr_matrix:
@@ -134,10 +149,11 @@ def _text_matrix(texts: list[str], dims: int) -> sp.csr_matrix:
     return TfidfTransformer(sublinear_tf=True).fit_transform(hashed).tocsr()
 
 
-def _hashed(tokens: list[list[str]], dims: int) -> sp.csr_matrix:
-    matrix = FeatureHasher(n_features=dims, input_type="string", alternate_sign=False).transform(tokens)
-    matrix.data = np.minimum(matrix.data, 1.0)  # a repeated gold call counts once
-    return normalize(matrix.tocsr())
+def _hashed(tokens: list[list[str]], dims: int = 2**14) -> sp.csr_matrix:
+    """Binary hashed multi-hot (a repeated token counts once)."""
+    matrix = FeatureHasher(n_features=dims, input_type="string", alternate_sign=False).transform(tokens).tocsr()
+    matrix.data = np.minimum(matrix.data, 1.0)
+    return matrix
 
 
 def _signature_matrix(numeric: np.ndarray, categories: list[list[str]]) -> np.ndarray:
@@ -145,7 +161,9 @@ def _signature_matrix(numeric: np.ndarray, categories: list[list[str]]) -> np.nd
     logs = np.log1p(np.maximum(numeric, 0.0))
     spread = logs.std(axis=0)
     scaled = (logs - logs.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
-    onehot = FeatureHasher(n_features=64, input_type="string", alternate_sign=False).transform(categories).toarray()
+    distinct = {tuple(c): i for i, c in enumerate(dict.fromkeys(tuple(c) for c in categories))}
+    table = FeatureHasher(n_features=64, input_type="string", alternate_sign=False).transform(list(distinct)).toarray()
+    onehot = table[[distinct[tuple(c)] for c in categories]] if categories else np.zeros((0, 64))
     dense = np.hstack([scaled, 1.5 * onehot])
     norms = np.linalg.norm(dense, axis=1, keepdims=True)
     return (dense / np.where(norms > 0, norms, 1.0)).astype(np.float32)

@@ -34,14 +34,18 @@ class DualGraph:
     cross: sp.csr_matrix
 
     @classmethod
-    def build(cls, features: NodeFeatures, k_within: int = 10, k_cross: int = 5, block: int = 2048, seed: int = 0) -> DualGraph:
+    def build(
+        cls, features: NodeFeatures, k_within: int = 10, k_cross: int = 5, block: int = 2048, cross_block: int = 512, seed: int = 0
+    ) -> DualGraph:
         """Build both edge sets from ``features`` (see the module docstring).
 
         Args:
             features: The suite's node features.
             k_within: Neighbours per node inside its environment.
             k_cross: Neighbours per node in other environments.
-            block: Largest segment searched exactly; bounds the work per node.
+            block: Largest environment searched exactly for within edges; bounds the work per node.
+            cross_block: The same for cross edges (the signature space is small and coarse, so
+                a narrower window finds close matches).
             seed: Seeds the hashing planes that order large segments.
         """
         rng = np.random.default_rng(seed)
@@ -63,7 +67,7 @@ class DualGraph:
             return sig[q] @ sig[c].T
 
         cross_order = np.argsort(_hash_order_key(sig, rng), kind="stable")
-        cross = _topk(cross_order, [(0, n)], cross_sims, k_cross, block, group=env, n=n)
+        cross = _topk(cross_order, [(0, n)], cross_sims, k_cross, cross_block, group=env, n=n)
         return cls(within=within, cross=cross)
 
     def to_networkx(self, task_ids: Sequence[str], env_of: Sequence[str] | None = None) -> nx.DiGraph:
