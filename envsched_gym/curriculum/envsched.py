@@ -109,16 +109,19 @@ class EnvSchedScheduler(BaseScheduler):
         size = self.check_batch_size(batch_size)
         refreshed = self.predictor.refresh()
         self._base_score[refreshed] = self._node_score(refreshed)
-        picks = self._fill(self.scores(), size)
+        picks = self._fill(size)
         self.step += 1
         self.predictor.advance()
         return [self.task_ids[i] for i in picks]
 
+    def env_term(self) -> np.ndarray:
+        """Coverage bonus of each environment: large while it has had fewer groups than its pool share."""
+        expected = self.env_share * self.env_groups.sum()
+        return self.config.env_bonus / np.sqrt(1.0 + self.env_groups / np.maximum(expected, 1.0))
+
     def scores(self) -> np.ndarray:
         """Current score of every node (cached per-node part plus the environment bonus)."""
-        expected = self.env_share * self.env_groups.sum()
-        env_term = self.config.env_bonus / np.sqrt(1.0 + self.env_groups / np.maximum(expected, 1.0))
-        return self._base_score + env_term[self.env_of]
+        return self._base_score + self.env_term()[self.env_of]
 
     def _node_score(self, nodes: np.ndarray) -> np.ndarray:
         predictor = self.predictor
@@ -153,24 +156,42 @@ class EnvSchedScheduler(BaseScheduler):
         cap = max(math.ceil(cfg.max_env_share * batch_size), math.ceil(batch_size / len(self.env_ids)))
         return np.clip(np.ceil(cfg.quota_slack * batch_size * share), 1, cap).astype(np.int64)
 
-    def _fill(self, score: np.ndarray, size: int) -> list[int]:
-        """Greedy fill under quotas and the similarity penalty, widening the candidate pool if needed."""
-        n_cand = min(len(score), self.config.candidates_per_slot * size)
-        while True:
-            cand = np.argpartition(-score, n_cand - 1)[:n_cand] if n_cand < len(score) else np.arange(len(score))
-            cand = cand[np.argsort(-score[cand], kind="stable")]
-            picks = self._greedy(cand, score[cand], size)
-            if len(picks) == size or n_cand == len(score):
-                return picks
-            n_cand = min(len(score), 2 * n_cand)
+    def _fill(self, size: int) -> list[int]:
+        """Greedy fill under quotas and the similarity penalty.
 
-    def _greedy(self, cand: np.ndarray, score: np.ndarray, size: int) -> list[int]:
+        Candidates are the best nodes by cached score; their predictions are recomputed (and
+        cached) before the greedy pass, so a stale cache can delay a node but never gets it
+        picked on an outdated score. If quotas leave slots open, the next candidates come
+        from the environments that still have quota.
+        """
+        score = self.scores()
+        left = self.quotas(size)
+        picks: list[int] = []
+        n_cand = min(len(score), self.config.candidates_per_slot * size)
+        while len(picks) < size:
+            open_score = score if not picks else np.where(left[self.env_of] > 0, score, -np.inf)
+            open_score[picks] = -np.inf
+            available = int(np.isfinite(open_score).sum()) if picks else len(score)
+            if available == 0:
+                break
+            n_cand = min(n_cand, available)
+            cand = np.argpartition(-open_score, n_cand - 1)[:n_cand] if n_cand < len(score) else np.flatnonzero(np.isfinite(open_score))
+            self.predictor.store(cand, *self.predictor.compute(cand))
+            self._base_score[cand] = self._node_score(cand)
+            fresh = self._base_score[cand] + self.env_term()[self.env_of[cand]]
+            order = np.argsort(-fresh, kind="stable")
+            self._greedy(cand[order], fresh[order], size, picks, left)
+            n_cand *= 4
+        return picks
+
+    def _greedy(self, cand: np.ndarray, score: np.ndarray, size: int, picks: list[int], left: np.ndarray) -> None:
+        """Extend ``picks`` from ``cand`` (best first), spending ``left`` quota."""
         self._slot[cand] = np.arange(len(cand))
         envs = self.env_of[cand]
-        left = self.quotas(size)
         closest = np.zeros(len(cand))
-        allowed = np.ones(len(cand), dtype=bool)
-        picks: list[int] = []
+        for node in picks:
+            self._penalise(node, closest)
+        allowed = left[envs] > 0
         while len(picks) < size and allowed.any():
             adjusted = np.where(allowed, score - self.config.similarity_penalty * closest, -np.inf)
             best = int(np.argmax(adjusted))
@@ -182,7 +203,6 @@ class EnvSchedScheduler(BaseScheduler):
             if left[env] <= 0:
                 allowed &= envs != env
         self._slot[cand] = -1
-        return picks
 
     def _penalise(self, node: int, closest: np.ndarray) -> None:
         """Raise ``closest`` for candidates joined to ``node`` by a within edge (either direction)."""

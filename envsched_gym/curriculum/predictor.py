@@ -23,10 +23,10 @@ it arrives (the policy moves fastest on the tasks it trains on). Decay (``half_l
 steps) is lazy: sums are stored multiplied by ``growth ** step``,
 so decaying the whole pool costs nothing and an update touches only the updated node, its
 in-neighbours' aggregates (one sparse row each) and its environment. Predictions are cached;
-:meth:`refresh` recomputes the nodes marked dirty by updates (the updated nodes, their
-in-neighbours and the members of their environments) plus a rotating slice of the pool
-(``1 / refresh_period`` of it), which bounds how stale the decay and pool-prior part of any
-cached prediction can be.
+:meth:`refresh` recomputes the nodes marked dirty by updates (the updated nodes and their
+in-neighbours) plus a rotating slice of the pool, which bounds how stale the decay,
+environment and pool part of any cached prediction can be; the scheduler also recomputes its
+candidates before choosing among them.
 """
 
 from __future__ import annotations
@@ -56,7 +56,10 @@ class PredictorConfig:
         half_life: Scheduler steps after which a group's evidence counts half.
         revisit_forget: Factor on a node's own earlier evidence when a new group of it arrives:
             training on a task moves its success rate fastest, so its older groups go stale first.
-        refresh_period: Every cached prediction is recomputed at least once per this many steps.
+        refresh_period: Every cached prediction is recomputed at least once per this many steps
+            (for pools larger than ``refresh_period * refresh_budget``: once per
+            ``n / refresh_budget`` steps).
+        refresh_budget: Most nodes of the rotating slice recomputed per step.
     """
 
     within_weight: float = 1.0
@@ -67,6 +70,7 @@ class PredictorConfig:
     half_life: float = 10.0
     revisit_forget: float = 0.5
     refresh_period: int = 20
+    refresh_budget: int = 8192
 
 
 class VariancePredictor:
@@ -94,10 +98,8 @@ class VariancePredictor:
         self.mean = np.full(n, 0.5)
         self.uncertainty = np.ones(n)
         self.dirty: list[np.ndarray] = []
-        self.dirty_envs: set[int] = set()
         self.pending: list[tuple[int, list[float]]] = []
-        order = np.argsort(env_of, kind="stable")
-        self.env_members = np.split(order, np.flatnonzero(np.diff(env_of[order])) + 1) if n else []
+        self._mark = np.zeros(n, dtype=bool)
         self.env_mass = np.zeros(len(self.env_stats))
         self.cursor = 0
         self.refresh_all()
@@ -128,7 +130,6 @@ class VariancePredictor:
         np.add.at(self.env_stats, self.env_of[nodes], deltas)
         self.pool += deltas.sum(axis=0)
         self.dirty.append(nodes)
-        self.dirty_envs.update(self.env_of[nodes].tolist())
         for incoming, agg in ((self.in_within, self.agg_within), (self.in_cross, self.agg_cross)):
             starts = incoming.indptr[nodes]
             counts = incoming.indptr[nodes + 1] - starts
@@ -149,29 +150,31 @@ class VariancePredictor:
 
     # -------------------------------------------------------------- prediction
     def refresh(self) -> np.ndarray:
-        """Recompute the cached predictions of dirty nodes and environments and of the next
-        rotating slice; returns the recomputed nodes."""
+        """Recompute the cached predictions of dirty nodes and of the next rotating slice;
+        returns the recomputed nodes."""
         self.flush()
-        chunk = -(-self.n // max(1, self.config.refresh_period))
+        chunk = min(-(-self.n // max(1, self.config.refresh_period)), self.config.refresh_budget)
         rotating = (self.cursor + np.arange(min(chunk, self.n))) % max(self.n, 1)
         self.cursor = int((self.cursor + chunk) % max(self.n, 1))
-        parts = [*self.dirty, rotating, *(self.env_members[e] for e in sorted(self.dirty_envs))]
-        nodes = np.unique(np.concatenate(parts))
+        self._mark[rotating] = True
+        for part in self.dirty:
+            self._mark[part] = True
+        nodes = np.flatnonzero(self._mark)
+        self._mark[nodes] = False
         self.dirty.clear()
-        self.dirty_envs.clear()
         if nodes.size:
-            self._store(nodes, *self.compute(nodes))
+            self.store(nodes, *self.compute(nodes))
         return nodes
 
     def refresh_all(self) -> None:
         """Recompute every cached prediction."""
         self.flush()
         self.dirty.clear()
-        self.dirty_envs.clear()
         self.variance, self.mean, self.uncertainty = self.compute(np.arange(self.n))
         self.env_mass = np.bincount(self.env_of, weights=self.variance, minlength=len(self.env_mass))
 
-    def _store(self, nodes: np.ndarray, variance: np.ndarray, mean: np.ndarray, uncertainty: np.ndarray) -> None:
+    def store(self, nodes: np.ndarray, variance: np.ndarray, mean: np.ndarray, uncertainty: np.ndarray) -> None:
+        """Write fresh predictions of ``nodes`` (distinct) into the cache, keeping ``env_mass`` in step."""
         self.env_mass += np.bincount(self.env_of[nodes], weights=variance - self.variance[nodes], minlength=len(self.env_mass))
         self.variance[nodes], self.mean[nodes], self.uncertainty[nodes] = variance, mean, uncertainty
 
@@ -230,7 +233,7 @@ class VariancePredictor:
         self.flush()
         state: dict[str, Any] = {name: getattr(self, name).tolist() for name in self.ARRAYS}
         dirty = np.unique(np.concatenate(self.dirty)).tolist() if self.dirty else []
-        state.update(base_step=self.base_step, step=self.step, cursor=self.cursor, dirty=dirty, dirty_envs=sorted(self.dirty_envs))
+        state.update(base_step=self.base_step, step=self.step, cursor=self.cursor, dirty=dirty)
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -240,5 +243,4 @@ class VariancePredictor:
             setattr(self, name, np.asarray(state[name], dtype=current.dtype).reshape(current.shape))
         self.base_step, self.step, self.cursor = state["base_step"], state["step"], state["cursor"]
         self.dirty = [np.asarray(state["dirty"], dtype=np.int64)]
-        self.dirty_envs = set(state["dirty_envs"])
         self.pending = []
