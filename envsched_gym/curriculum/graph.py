@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 from envsched_gym.curriculum.features import NodeFeatures
 
@@ -48,7 +49,11 @@ class DualGraph:
                 a narrower window finds close matches).
             seed: Seeds the hashing planes that order large segments.
         """
-        rng = np.random.default_rng(seed)
+        with threadpool_limits(limits=1, user_api="blas"):  # many small products: threads only contend
+            return cls._build(features, k_within, k_cross, block, cross_block, np.random.default_rng(seed))
+
+    @classmethod
+    def _build(cls, features: NodeFeatures, k_within: int, k_cross: int, block: int, cross_block: int, rng: np.random.Generator) -> DualGraph:
         n = len(features)
         env = features.env_of
         within_code = _hash_order_key(features.within, rng)
