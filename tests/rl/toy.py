@@ -1,4 +1,4 @@
-"""A procedural key-value family ("Toy") for the RL tests: two environments, easy and two-step tasks."""
+"""A procedural key-value family ("Toy") for the RL tests: three environments of different difficulty."""
 
 from __future__ import annotations
 
@@ -43,14 +43,17 @@ class Store(World):
 
 
 def make_tasks(n: int = 24, seed: int = 0) -> list[TaskSpec]:
-    """``n`` tasks alternating between the easy (one put) and the copy (get then put) environment."""
+    """``n`` tasks: one put (``Toy-put``), get then put (``Toy-copy``), or a question to answer without acting (``Toy-ask``)."""
     rng = np.random.default_rng(seed)
     tasks = []
     for i in range(n):
         key, other = rng.choice(KEYS, size=2, replace=False).tolist()
         value = int(rng.integers(1, 9))
         split = "heldout" if i % 6 == 5 else "train"
-        if i % 2 == 0:
+        if i % 4 == 3:
+            tasks.append(TaskSpec(f"toy/{i}", "Toy-ask", f"Request {i}: is {key} tracked? Change nothing.", split=split,
+                                  solution=[AssistantTurn("Yes.")], verifier=VerifierConfig("gold_state")))
+        elif i % 2 == 0:
             calls = [AssistantTurn(tool_calls=[ToolCall("put", {"key": key, "value": value})]), AssistantTurn("Done.")]
             tasks.append(TaskSpec(f"toy/{i}", "Toy-put", f"Request {i}: set {key} to {value}.", solution=calls, split=split,
                                   verifier=VerifierConfig("gold_state")))
@@ -64,7 +67,7 @@ def make_tasks(n: int = 24, seed: int = 0) -> list[TaskSpec]:
 
 
 class ToyAdapter(Adapter):
-    """Two environments over one world: ``Toy-put`` and ``Toy-copy``."""
+    """Three environments over one world: ``Toy-put``, ``Toy-copy`` and ``Toy-ask``."""
 
     family = "Toy"
     world = Store
@@ -72,7 +75,7 @@ class ToyAdapter(Adapter):
 
     def env_specs(self) -> list[EnvSpec]:
         base = super().env_specs()[0]
-        return [EnvSpec.from_dict({**base.to_dict(), "env_id": name, "gym_id": f"envsched/{name}-v0"}) for name in ("Toy-put", "Toy-copy")]
+        return [EnvSpec.from_dict({**base.to_dict(), "env_id": name, "gym_id": f"envsched/{name}-v0"}) for name in ("Toy-put", "Toy-copy", "Toy-ask")]
 
     def tasks(self, split: str = "all") -> list[TaskSpec]:
         return [t for t in make_tasks() if split == "all" or t.split == split]

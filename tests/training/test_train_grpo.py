@@ -38,9 +38,9 @@ def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler(tmp_path)
     register_toy()
     train = envsched_gym.suite("Toy", split="train")
     size = MicroSize(vocab_size=800, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128)
-    model = build_micro_qwen3(list(gold_conversations(train)), tmp_path / "micro", size, sft_steps=60, seed=0)
+    model = build_micro_qwen3(list(gold_conversations(train)), tmp_path / "micro", size, sft_steps=30, seed=0)
     config = TrainConfig(output_dir=str(tmp_path / "run"), model=str(model), families="Toy", max_difficulty=0, steps=2, tasks_per_step=4,
-                         num_generations=4, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=2, learning_rate=5e-3)  # fmt: skip
+                         num_generations=4, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=2, learning_rate=5e-3, temperature=1.2)  # fmt: skip
     run = main(config)
 
     rounds = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
