@@ -134,7 +134,8 @@ class EnvSchedScheduler(BaseScheduler):
             raise KeyError(f"task '{task_id}' is not in this scheduler's suite ({len(self.task_ids)} nodes)")
         mean, var = self.record(rewards)
         size = len(rewards)
-        clipped = sum(min(max(float(r), 0.0), 1.0) for r in rewards)
+        low, high = min(rewards), max(rewards)
+        clipped = mean * size if 0.0 <= low and high <= 1.0 else sum(min(max(float(r), 0.0), 1.0) for r in rewards)
         self.predictor.observe(node, size, clipped, var * size / (size - 1) if size > 1 else 0.0)
         self.env_groups[self.env_of[node]] += 1
 
