@@ -65,13 +65,14 @@ def continuation_ids(tokenizer: PreTrainedTokenizerBase, messages: list[dict[str
     """Tokens that follow an assistant's ``<|im_end|>`` for ``messages``, up to the next generation prompt.
 
     ``messages`` are the tool results and/or user message the environment answered with. They are
-    rendered after a placeholder assistant message and cut right after its ``<|im_end|>``, so the
-    glue is exactly what the model's chat template would put there (Qwen3's own template included).
+    rendered after a placeholder exchange and cut right after the placeholder assistant's
+    ``<|im_end|>``, so the glue is exactly what the model's chat template puts there (Qwen3's own
+    template included, whatever it does with ``<think>`` blocks of earlier turns).
     """
     placeholder = [{"role": "user", "content": "."}, {"role": "assistant", "content": "."}]
     text = tokenizer.apply_chat_template(placeholder + messages, tokenize=False, add_generation_prompt=True, **template_kwargs)
-    head = tokenizer.apply_chat_template(placeholder, tokenize=False, **template_kwargs)
-    cut = head.rindex("<|im_end|>") + len("<|im_end|>")
-    if not text.startswith(head[:cut]):
-        raise ValueError("the chat template does not render messages prefix-stably; continuation tokens cannot be derived")
-    return tokenizer(text[cut:], add_special_tokens=False)["input_ids"]
+    start = text.find("<|im_start|>assistant")
+    end = text.find("<|im_end|>", start)
+    if start < 0 or end < 0:
+        raise ValueError("the chat template does not use Qwen3's <|im_start|>assistant ... <|im_end|> blocks")
+    return tokenizer(text[end + len("<|im_end|>") :], add_special_tokens=False)["input_ids"]
