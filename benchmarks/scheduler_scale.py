@@ -5,7 +5,9 @@ For each pool size (10^3 .. 10^6 synthetic nodes from
 fresh process builds the node features and the dual graph, then runs EnvSched for
 ``warmup + batches`` steps of 64 tasks with G = 8 Bernoulli(0.5) rewards each, timing
 ``next_batch(64)`` plus the 64 ``update`` calls. Peak memory is the process's maximum resident
-set (the synthetic declarations included), graph memory the two sparse matrices.
+set (the synthetic declarations included), graph memory the two sparse matrices; ``load`` is
+the machine's 1-minute load average when the size finished (timings on a shared machine scale
+with it).
 
 Run: ``python benchmarks/scheduler_scale.py [--sizes 1000 10000 100000 1000000]``.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -73,13 +76,14 @@ def measure(n: int, cfg: ScaleConfig) -> dict[str, float]:
         "edges": graph.within.nnz + graph.cross.nnz, "graph_mb": graph.nbytes / 2**20,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "select_update_ms": 1000 * float(np.mean(times)), "p95_ms": 1000 * float(np.percentile(times, 95)),
+        "load": os.getloadavg()[0],
     }  # fmt: skip
 
 
 def main(cfg: ScaleConfig) -> list[dict[str, float]]:
     """Measure every size in its own process and print the table."""
     rows = []
-    header = f"{'nodes':>9} {'envs':>6} {'declare s':>9} {'features s':>10} {'graph s':>8} {'build s':>8} {'edges':>10} {'graph MB':>9} {'peak RSS MB':>11} {'sel+upd ms':>10} {'p95 ms':>7}"
+    header = f"{'nodes':>9} {'envs':>6} {'declare s':>9} {'features s':>10} {'graph s':>8} {'build s':>8} {'edges':>10} {'graph MB':>9} {'peak RSS MB':>11} {'sel+upd ms':>10} {'p95 ms':>7} {'load':>5}"
     print(header)
     print("-" * len(header))
     for n in cfg.sizes:
@@ -89,7 +93,7 @@ def main(cfg: ScaleConfig) -> list[dict[str, float]]:
         print(
             f"{row['nodes']:>9,} {row['envs']:>6} {row['declare_s']:9.1f} {row['features_s']:10.1f} {row['graph_s']:8.1f} "
             f"{row['features_s'] + row['graph_s']:8.1f} {row['edges']:>10,} {row['graph_mb']:9.1f} {row['peak_rss_mb']:11.0f} "
-            f"{row['select_update_ms']:10.1f} {row['p95_ms']:7.1f}",
+            f"{row['select_update_ms']:10.1f} {row['p95_ms']:7.1f} {row['load']:5.1f}",
             flush=True,
         )  # fmt: skip
     return rows
