@@ -67,7 +67,7 @@ def measure(n: int, cfg: ScaleConfig) -> dict[str, float]:
         rewards = (rng.random((cfg.batch, cfg.group)) < 0.5).astype(float)
         started = time.perf_counter()
         batch = scheduler.next_batch(cfg.batch)
-        for task_id, group in zip(batch, rewards):
+        for task_id, group in zip(batch, rewards, strict=False):
             scheduler.update(task_id, group)
         if step >= cfg.warmup:
             times.append(time.perf_counter() - started)

@@ -45,15 +45,15 @@ from dataclasses import dataclass, field
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
-from scipy.stats import spearmanr  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import spearmanr
 
-import envsched_gym  # noqa: E402
-from envsched_gym.curriculum import execution_signature, make_scheduler  # noqa: E402
-from envsched_gym.curriculum.features import task_tools  # noqa: E402
-from envsched_gym.suite import Suite, TaskNode  # noqa: E402
+import envsched_gym
+from envsched_gym.curriculum import execution_signature, make_scheduler
+from envsched_gym.curriculum.features import task_tools
+from envsched_gym.suite import Suite, TaskNode
 
 FAMILIES = ("ToolWorld", "BFCL", "Tau", "ACE")
 ORDER = ("envsched", "random", "dapo", "mopps", "plr", "dump", "oracle")
@@ -234,7 +234,7 @@ def load_pool(families: tuple[str, ...]) -> tuple[Suite, list[TaskNode], list[st
     held = [n for n in nodes if n.split != "train"]
     if not held:
         pick = np.random.default_rng(0).random(len(nodes)) < 0.2
-        train, held = [n for n, p in zip(nodes, pick) if not p], [n for n, p in zip(nodes, pick) if p]
+        train, held = [n for n, p in zip(nodes, pick, strict=True) if not p], [n for n, p in zip(nodes, pick, strict=True) if p]
     return Suite(train), held, notes
 
 
@@ -253,21 +253,29 @@ def summarise(runs: dict[str, list[Run]], cfg: SimConfig) -> list[str]:
     """The results table (one row per scheduler, means over seeds)."""
     T, step_cost = cfg.steps, cfg.batch * cfg.group
     targets = [max(r.curve) for r in runs["random"]]
-    random_reach = [_first_reach(r.curve, t) for r, t in zip(runs["random"], targets)]
+    random_reach = [_first_reach(r.curve, t) for r, t in zip(runs["random"], targets, strict=True)]
     header = f"{'scheduler':<9} {'held@0':>7} {'held@T':>7} {'held@3T':>8} {'to-target':>10} {'x random':>9} {'eff.ratio':>9} {'calib':>6} {'calib-new':>9} {'ceiling':>7} {'s/run':>6}"
     lines = [header, "-" * len(header)]
     for name in [n for n in ORDER if n in runs]:
         rs = runs[name]
-        reach = [_first_reach(r.curve, t) for r, t in zip(rs, targets)]
-        done = [(k, base) for k, base in zip(reach, random_reach) if k is not None]
+        reach = [_first_reach(r.curve, t) for r, t in zip(rs, targets, strict=True)]
+        done = [(k, base) for k, base in zip(reach, random_reach, strict=True) if k is not None]
         to_target = f"{np.mean([k for k, _ in done]) * step_cost:,.0f}" if done else "never"
         ratio = f"{np.mean([k for k, _ in done]) / np.mean([b for _, b in done]):.2f}" if done else "-"
         if len(done) < len(rs):
             to_target += f" ({len(done)}/{len(rs)})"
         calib = np.nanmean([_spearman(r.predicted, r.realised) for r in rs]) if name != "random" and name != "dapo" else float("nan")
-        fresh = [_spearman([p for p, f in zip(r.predicted, r.fresh) if f], [v for v, f in zip(r.realised, r.fresh) if f]) for r in rs]
+        fresh = [
+            _spearman(
+                [p for p, f in zip(r.predicted, r.fresh, strict=True) if f], [v for v, f in zip(r.realised, r.fresh, strict=True) if f]
+            )
+            for r in rs
+        ]
         calib_new = np.nanmean(fresh) if name not in ("random", "dapo") and not np.isnan(fresh).all() else float("nan")
-        ceiling = [_spearman([c for c, f in zip(r.ceiling, r.fresh) if f], [v for v, f in zip(r.realised, r.fresh) if f]) for r in rs]
+        ceiling = [
+            _spearman([c for c, f in zip(r.ceiling, r.fresh, strict=True) if f], [v for v, f in zip(r.realised, r.fresh, strict=True) if f])
+            for r in rs
+        ]
         lines.append(
             f"{name:<9} {np.mean([r.curve[0] for r in rs]):7.3f} {np.mean([r.curve[T] for r in rs]):7.3f} {np.mean([r.curve[3 * T] for r in rs]):8.3f} "
             f"{to_target:>10} {ratio:>9} {np.mean([r.varied / r.groups for r in rs]):9.3f} {_fmt(calib):>6} {_fmt(calib_new):>9} {_fmt(_nanmean(ceiling)):>7} {np.mean([r.seconds for r in rs]):6.1f}"

@@ -75,7 +75,7 @@ def build_features(nodes: list[TaskNode], text_weight: float = 0.6, text_dims: i
         if id(tools) not in writes:
             writes[id(tools)] = {t.name for t in tools if t.write}
         rows.append(execution_signature(n, writes[id(tools)]))
-    numeric, categories = zip(*rows) if rows else ((), ())
+    numeric, categories = zip(*rows, strict=True) if rows else ((), ())
     signature = _signature_matrix(np.asarray(numeric, dtype=np.float64).reshape(len(nodes), len(NUMERIC)), list(categories))
     return NodeFeatures(within=within, signature=signature, env_of=env_of, env_ids=env_ids)
 

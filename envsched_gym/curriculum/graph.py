@@ -53,13 +53,15 @@ class DualGraph:
             return cls._build(features, k_within, k_cross, block, cross_block, np.random.default_rng(seed))
 
     @classmethod
-    def _build(cls, features: NodeFeatures, k_within: int, k_cross: int, block: int, cross_block: int, rng: np.random.Generator) -> DualGraph:
+    def _build(
+        cls, features: NodeFeatures, k_within: int, k_cross: int, block: int, cross_block: int, rng: np.random.Generator
+    ) -> DualGraph:
         n = len(features)
         env = features.env_of
         within_code = _hash_order_key(features.within, rng)
         order = np.lexsort((within_code, env))
         bounds = np.flatnonzero(np.diff(env[order])) + 1
-        segments = list(zip(np.r_[0, bounds], np.r_[bounds, n]))
+        segments = list(zip(np.r_[0, bounds], np.r_[bounds, n], strict=True))
         text = features.within
 
         def within_sims(q: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -82,7 +84,7 @@ class DualGraph:
             graph.add_node(task_id, env=env_of[i] if env_of is not None else "")
         for kind, matrix in (("within", self.within), ("cross", self.cross)):
             coo = matrix.tocoo()
-            for i, j, w in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()):
+            for i, j, w in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist(), strict=True):
                 graph.add_edge(task_ids[i], task_ids[j], kind=kind, weight=float(w))
         return graph
 
@@ -117,7 +119,9 @@ def _topk(
         if stop - start <= block:
             windows = [(start, stop, start, stop)]
         else:
-            windows = [(q, min(q + half, stop), max(start, q - half // 2), min(stop, q + half + half // 2)) for q in range(start, stop, half)]
+            windows = [
+                (q, min(q + half, stop), max(start, q - half // 2), min(stop, q + half + half // 2)) for q in range(start, stop, half)
+            ]
         for q0, q1, c0, c1 in windows:
             r, c, v = _block_topk(order[q0:q1], order[c0:c1], sims, k, group)
             rows.append(r)

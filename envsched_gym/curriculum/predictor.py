@@ -115,7 +115,7 @@ class VariancePredictor:
         keep = 1.0 - self.config.revisit_forget
         old = self.stats[node].tolist()
         fresh = (size * scale, reward_sum * scale, float(size > 1) * scale, unbiased_variance * scale)
-        delta = [f - keep * o for f, o in zip(fresh, old)]
+        delta = [f - keep * o for f, o in zip(fresh, old, strict=True)]
         self.stats[node] += delta
         self.last_seen[node] = self.step
         self.pending.append((node, delta))

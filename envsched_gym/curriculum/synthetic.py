@@ -27,7 +27,7 @@ def synthetic_envs(n_envs: int, seed: int = 0) -> list[EnvSpec]:
     envs = []
     for e in range(n_envs):
         nouns = rng.choice(NOUNS, size=3, replace=False)
-        names = sorted({f"{v}_{n}" for v, n in zip(rng.choice(VERBS, 12), rng.choice(nouns, 12))})[: int(rng.integers(4, 13))]
+        names = sorted({f"{v}_{n}" for v, n in zip(rng.choice(VERBS, 12), rng.choice(nouns, 12), strict=True)})[: int(rng.integers(4, 13))]
         tools = [ToolSpec(name, f"{name.replace('_', ' ')} in domain {e}", write=name.split("_")[0] in WRITE_VERBS) for name in names]
         multi_user = bool(rng.random() < 0.3)
         envs.append(EnvSpec(
@@ -52,8 +52,11 @@ def synthetic_suite(n_nodes: int, n_envs: int | None = None, seed: int = 0, held
         env = envs[env_of[i]]
         tools = [env.tools[int(w) % len(env.tools)] for w in words[i, : lengths[i] + 1]]
         pattern = PATTERNS[patterns[i]]
-        turns = [AssistantTurn(tool_calls=[ToolCall(t.name, {"id": int(w) % 97}) for t, w in zip(tools, words[i])])] if pattern == "parallel" \
-            else [AssistantTurn(tool_calls=[ToolCall(t.name, {"id": int(w) % 97})]) for t, w in zip(tools, words[i])]
+        turns = (
+            [AssistantTurn(tool_calls=[ToolCall(t.name, {"id": int(w) % 97}) for t, w in zip(tools, words[i], strict=False)])]
+            if pattern == "parallel"
+            else [AssistantTurn(tool_calls=[ToolCall(t.name, {"id": int(w) % 97})]) for t, w in zip(tools, words[i], strict=False)]
+        )
         text = " ".join(t.name.replace("_", " ") for t in tools)
         task = TaskSpec(
             task_id=f"synth-{i}", env_id=env.env_id, instruction=f"Please {text} for case {words[i, 0] % 1000} ({pattern}).",

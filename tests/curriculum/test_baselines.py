@@ -39,7 +39,7 @@ def test_interface_determinism_and_round_trip(name: str, small_suite: Suite) -> 
 def test_dapo_drops_zero_variance_groups_and_counts_their_rollouts(small_suite: Suite) -> None:
     s = DAPOScheduler(small_suite, seed=0)
     rolled, trained = 0, []
-    for step in range(6):
+    for _ in range(6):
         batch = s.next_batch(8)
         assert len(batch) >= 8
         for k, t in enumerate(batch):
