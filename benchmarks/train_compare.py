@@ -24,8 +24,8 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from transformers import HfArgumentParser  # noqa: E402
+import matplotlib.pyplot as plt
+from transformers import HfArgumentParser
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -107,11 +107,11 @@ def collect(config: CompareConfig, out: Path) -> dict[str, dict[str, Any]]:
 def report(config: CompareConfig, results: dict[str, dict[str, Any]], out: Path) -> dict[str, Any]:
     """Print the tables and the target check; write compare.png and summary.json."""
     names = list(results)
-    print(f"| step | " + " | ".join(f"{n} eff / reward" for n in names) + " |")
+    print("| step | " + " | ".join(f"{n} eff / reward" for n in names) + " |")
     print("|------|" + "|".join("-" * (len(n) + 16) for n in names) + "|")
     for step in range(config.steps):
         cells = [f"{results[n]['effective_ratio'][step]:.2f} / {results[n]['reward'][step]:.2f}" if step < len(results[n]["reward"]) else "-" for n in names]
-        print(f"| {step + 1:>4} | " + " | ".join(f"{c:>{len(n) + 14}}" for c, n in zip(cells, names)) + " |")
+        print(f"| {step + 1:>4} | " + " | ".join(f"{c:>{len(n) + 14}}" for c, n in zip(cells, names, strict=True)) + " |")
     eval_steps = sorted({s for n in names for s in results[n]["heldout"]})
     print("\n| held-out success at step | " + " | ".join(names) + " |")
     print("|---|" + "|".join("---" for _ in names) + "|")

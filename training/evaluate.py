@@ -99,7 +99,7 @@ def run_endpoint(config: EvalConfig, tasks: Suite, model: str) -> list[Rollout]:
 def summarise(tasks: Suite, rollouts: list[Rollout]) -> list[dict[str, Any]]:
     """One row per (family, category) and one per family: episodes, success rate, mean reward."""
     cells: dict[tuple[str, str], list[Rollout]] = defaultdict(list)
-    for node, r in zip(tasks, rollouts):
+    for node, r in zip(tasks, rollouts, strict=True):
         category = str(node.task.metadata.get("category") or node.env.env_id)
         cells[(node.family, category)].append(r)
         cells[(node.family, "ALL")].append(r)
@@ -117,7 +117,7 @@ def main(config: EvalConfig) -> list[dict[str, Any]]:
     out = Path(config.output_dir) / "evaluation"
     out.mkdir(parents=True, exist_ok=True)
     with (out / "episodes.jsonl").open("w") as f:
-        for node, r in zip(tasks, rollouts):
+        for node, r in zip(tasks, rollouts, strict=True):
             episode = {"benchmark": node.family, "split": node.split, "reward": r.reward, "success": r.success, "task_id": r.task_id,
                        "env_id": r.env_id, "termination": r.termination, "messages": r.messages}  # fmt: skip
             f.write(json.dumps(episode, ensure_ascii=False, default=str) + "\n")

@@ -30,7 +30,14 @@ from trl import GRPOConfig
 from envsched_gym.curriculum import make_scheduler
 from envsched_gym.rl.feedback import RoundLogger
 from envsched_gym.rl.generation import SamplingConfig
-from envsched_gym.rl.grpo import CurriculumCheckpoint, CurriculumGRPOTrainer, EnvironmentRollouts, HeldoutEval, env_reward, restore_curriculum
+from envsched_gym.rl.grpo import (
+    CurriculumCheckpoint,
+    CurriculumGRPOTrainer,
+    EnvironmentRollouts,
+    HeldoutEval,
+    env_reward,
+    restore_curriculum,
+)
 from envsched_gym.rl.micro import MicroSize, build_micro_qwen3
 from envsched_gym.rl.plots import plot_run
 from envsched_gym.rl.rollout import EnvPool

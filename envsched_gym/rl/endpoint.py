@@ -31,7 +31,7 @@ def openai_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if m["role"] == "assistant" and m.get("tool_calls"):
             open_ids = [f"call_{i}_{k}" for k in range(len(m["tool_calls"]))]
             calls = [{"id": cid, "type": "function", "function": {"name": c["function"]["name"], "arguments": json.dumps(c["function"]["arguments"])}}
-                     for cid, c in zip(open_ids, m["tool_calls"])]  # fmt: skip
+                     for cid, c in zip(open_ids, m["tool_calls"], strict=True)]  # fmt: skip
             out.append({"role": "assistant", "content": m.get("content") or None, "tool_calls": calls})
         elif m["role"] == "tool" and open_ids:
             out.append({"role": "tool", "tool_call_id": open_ids.pop(0), "content": m["content"]})

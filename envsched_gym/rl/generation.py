@@ -111,4 +111,4 @@ class VLLMGenerator:
 
     def generate(self, contexts: list[list[int]]) -> list[Generated]:
         _, completion_ids, logprobs, _ = self.trainer.vllm_generation.generate(contexts, None, 1)
-        return [Generated(list(ids), [float(lp[0]) if lp and lp[0] is not None else 0.0 for lp in lps]) for ids, lps in zip(completion_ids, logprobs)]
+        return [Generated(list(ids), [float(lp[0]) if lp and lp[0] is not None else 0.0 for lp in lps]) for ids, lps in zip(completion_ids, logprobs, strict=True)]

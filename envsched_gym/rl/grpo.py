@@ -88,7 +88,7 @@ class EnvironmentRollouts:
             any_active=self._any_active(trainer), template_kwargs=self.template_kwargs,
         )  # fmt: skip
         rows = gather_object([(r.task_id, r.env_id, r.reward, r.success) for r in rollouts])
-        task_ids, env_ids, rewards, successes = (list(col) for col in zip(*rows))
+        task_ids, env_ids, rewards, successes = (list(col) for col in zip(*rows, strict=True))
         groups = group_rollouts(task_ids, env_ids, rewards, successes, self.num_generations)
         self.logger.write = trainer.accelerator.is_main_process
         self.logger.observe(self.round, groups, time.perf_counter() - start)

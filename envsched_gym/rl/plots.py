@@ -10,7 +10,7 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
@@ -70,7 +70,7 @@ def _coverage(run: Path, rounds: list[dict[str, Any]]) -> Path:
     left.set_xlabel("step")
     left.set_ylabel("distinct, cumulative")
     left.legend()
-    names, counts = zip(*share.most_common(30))
+    names, counts = zip(*share.most_common(30), strict=True)
     right.barh(range(len(names)), counts)
     right.set_yticks(range(len(names)), labels=names, fontsize=6)
     right.invert_yaxis()

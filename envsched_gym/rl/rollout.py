@@ -111,7 +111,7 @@ def run_rollouts(
         if not (any_active(bool(running)) if any_active else running):
             break
         contexts = [x.rollout.prompt_ids + x.rollout.completion_ids for x in running] or [[tokenizer.eos_token_id]]
-        for x, gen in zip(running, generator.generate(contexts)):
+        for x, gen in zip(running, generator.generate(contexts)[: len(running)], strict=True):
             _advance(x, gen.ids, gen.logprobs, tokenizer, max_completion_length, kwargs)
     for x in live:
         pool.give(x.env)

@@ -9,14 +9,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from toy import register_toy  # noqa: E402
+from toy import TINY, register_toy
 
-import envsched_gym  # noqa: E402
-from envsched_gym.rl.micro import MicroSize, build_micro_qwen3  # noqa: E402
-from envsched_gym.rl.trajectories import gold_conversations  # noqa: E402
-from envsched_gym.suite import Suite  # noqa: E402
-
-TINY = MicroSize(vocab_size=600, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, intermediate_size=64)
+import envsched_gym
+from envsched_gym.rl.micro import build_micro_qwen3
+from envsched_gym.rl.trajectories import gold_conversations
+from envsched_gym.suite import Suite
 
 
 @pytest.fixture(scope="session")

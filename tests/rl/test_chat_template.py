@@ -61,7 +61,7 @@ def test_assistant_mask_covers_exactly_the_assistant_messages(tokenizer):
     messages = [{"role": "user", "content": "go"}, _assistant([ToolCall("put", {"key": "a", "value": 1})]),
                 {"role": "tool", "name": "put", "content": "ok"}, {"role": "assistant", "content": "Done."}]  # fmt: skip
     enc = tokenizer.apply_chat_template(messages, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
-    kept = tokenizer.decode([t for t, m in zip(enc["input_ids"], enc["assistant_masks"]) if m])
+    kept = tokenizer.decode([t for t, m in zip(enc["input_ids"], enc["assistant_masks"], strict=True) if m])
     assert kept == '<tool_call>\n{"name": "put", "arguments": {"key": "a", "value": 1}}\n</tool_call><|im_end|>Done.<|im_end|>'
 
 

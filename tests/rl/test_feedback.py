@@ -6,6 +6,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from toy import GoldGenerator
 from transformers import AutoTokenizer
 
 from envsched_gym.curriculum import make_scheduler
@@ -14,8 +15,6 @@ from envsched_gym.rl.generation import SamplingConfig
 from envsched_gym.rl.grpo import EnvironmentRollouts, env_reward
 from envsched_gym.rl.rollout import EnvPool, run_rollouts
 from envsched_gym.rl.sampler import CurriculumSampler
-
-from test_rollout import GoldGenerator
 
 
 def test_groups_must_be_one_task_each():

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import torch
+from toy import TINY
 from transformers import AutoModelForCausalLM, AutoTokenizer, Qwen3ForCausalLM
 
 from envsched_gym.rl.micro import MARKUP_TOKENS, build_model, train_tokenizer
 from envsched_gym.rl.sft import sft_warm_start
 from envsched_gym.rl.trajectories import gold_conversations
-
-from conftest import TINY
 
 
 def test_from_pretrained_round_trip(micro_dir):

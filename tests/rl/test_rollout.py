@@ -3,27 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from toy import GoldGenerator
 from transformers import AutoTokenizer
 
 from envsched_gym import render_turn
-from envsched_gym.rl.generation import Generated
 from envsched_gym.rl.rollout import EnvPool, run_rollouts
-
-
-class GoldGenerator:
-    """Plays a task's gold turns: the n-th assistant message of a context is gold turn n."""
-
-    def __init__(self, tokenizer, turns, cut: int | None = None):
-        self.tokenizer, self.turns, self.cut = tokenizer, turns, cut
-        self.marker = tokenizer("<|im_start|>assistant", add_special_tokens=False)["input_ids"]
-
-    def generate(self, contexts):
-        out = []
-        for ctx in contexts:
-            n = sum(ctx[i : i + len(self.marker)] == self.marker for i in range(len(ctx))) - 1
-            ids = self.tokenizer(render_turn(self.turns[n]), add_special_tokens=False)["input_ids"] + [self.tokenizer.eos_token_id]
-            out.append(Generated(ids[: self.cut] if self.cut else ids))
-        return out
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +25,8 @@ def test_gold_policy_scores_one_and_masks_tool_results(toy_suite, tokenizer):
     (r,) = run_rollouts([node.task_id], EnvPool(toy_suite), tokenizer, GoldGenerator(tokenizer, gold), max_completion_length=1000)
     assert (r.reward, r.success, r.termination) == (1.0, True, "agent")
     assert len(r.env_mask) == len(r.completion_ids)
-    model_text = tokenizer.decode([t for t, m in zip(r.completion_ids, r.env_mask) if m])
-    env_text = tokenizer.decode([t for t, m in zip(r.completion_ids, r.env_mask) if not m])
+    model_text = tokenizer.decode([t for t, m in zip(r.completion_ids, r.env_mask, strict=True) if m])
+    env_text = tokenizer.decode([t for t, m in zip(r.completion_ids, r.env_mask, strict=True) if not m])
     assert model_text == "<|im_end|>".join(render_turn(t) for t in gold) + "<|im_end|>"
     assert env_text.count("<tool_response>") == 2 and "<tool_call>" not in env_text
     transcript = tokenizer.apply_chat_template(r.messages, tools=[t.openai_schema() for t in node.env.tools], tokenize=False)

@@ -46,7 +46,7 @@ def test_two_processes_bind_the_same_tasks(toy_suite):
     for r in range(6):
         current, ahead = ahead, [next(it, None) for it in iters]
         local = []
-        for p, slots in zip(procs, current):
+        for p, slots in zip(procs, current, strict=True):
             tasks = p.bind(r)
             local.append([(tasks[s], _reward(tasks[s], k, r)) for k, s in enumerate(slots)])
         gathered = local[0] + local[1]

@@ -5,10 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 import envsched_gym
-from envsched_gym import Adapter, AssistantTurn, EnvSpec, TaskSpec, ToolCall, ToolError, VerifierConfig, World, tool
+from envsched_gym import Adapter, AssistantTurn, EnvSpec, TaskSpec, ToolCall, ToolError, VerifierConfig, World, render_turn, tool
 from envsched_gym.registry import _FAMILIES
+from envsched_gym.rl.generation import Generated
+from envsched_gym.rl.micro import MicroSize
 
 KEYS = ["apple", "pear", "plum", "fig"]
+TINY = MicroSize(vocab_size=600, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, intermediate_size=64)
+"""A micro Qwen3 small enough for fast tests."""
 
 
 class Store(World):
@@ -85,3 +89,19 @@ def register_toy() -> None:
     """Register the Toy family once per process."""
     if "Toy" not in _FAMILIES:
         envsched_gym.register_adapter(ToyAdapter())
+
+
+class GoldGenerator:
+    """Plays a task's gold turns: the n-th assistant message of a context is gold turn n."""
+
+    def __init__(self, tokenizer, turns, cut: int | None = None):
+        self.tokenizer, self.turns, self.cut = tokenizer, turns, cut
+        self.marker = tokenizer("<|im_start|>assistant", add_special_tokens=False)["input_ids"]
+
+    def generate(self, contexts):
+        out = []
+        for ctx in contexts:
+            n = sum(ctx[i : i + len(self.marker)] == self.marker for i in range(len(ctx))) - 1
+            ids = self.tokenizer(render_turn(self.turns[n]), add_special_tokens=False)["input_ids"] + [self.tokenizer.eos_token_id]
+            out.append(Generated(ids[: self.cut] if self.cut else ids))
+        return out

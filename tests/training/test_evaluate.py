@@ -7,14 +7,12 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from toy import TINY, register_toy
 
 import envsched_gym
-from envsched_gym.rl.micro import MicroSize, build_micro_qwen3
+from envsched_gym.rl.micro import build_micro_qwen3
 from envsched_gym.rl.trajectories import gold_conversations
-from toy import register_toy
 from training.evaluate import EvalConfig, main
-
-TINY = MicroSize(vocab_size=600, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, intermediate_size=64)
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
+from toy import register_toy
 
 import envsched_gym
 from envsched_gym.curriculum import make_scheduler
 from envsched_gym.rl.micro import MicroSize, build_micro_qwen3
 from envsched_gym.rl.trajectories import gold_conversations
-from toy import register_toy
 from training.train_grpo import PRESETS, TrainConfig, main, parse_config
 
 
@@ -56,7 +56,7 @@ def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler(tmp_path)
     assert state["decisions"] == [r["tasks"] for r in rounds] and state["applied"] == 1
     replay = make_scheduler("envsched", train, seed=0)
     replay.next_batch(4)
-    for task, rewards in zip(rounds[0]["tasks"], rounds[0]["group_rewards"]):
+    for task, rewards in zip(rounds[0]["tasks"], rounds[0]["group_rewards"], strict=True):
         replay.update(task, rewards)
     replay.next_batch(4)
     restored = make_scheduler("envsched", train, seed=0)
@@ -64,5 +64,5 @@ def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler(tmp_path)
     ids = [n.task_id for n in train]
     for key in ("mean", "variance"):
         np.testing.assert_allclose(restored.predict(ids)[key], replay.predict(ids)[key])
-    assert state["pending"][1] == [(t, r) for t, r in zip(rounds[1]["tasks"], rounds[1]["group_rewards"])]
+    assert state["pending"][1] == [(t, r) for t, r in zip(rounds[1]["tasks"], rounds[1]["group_rewards"], strict=True)]
     assert all((run / name).exists() for name in ("learning_curve.png", "effective_ratio.png", "env_coverage.png"))
