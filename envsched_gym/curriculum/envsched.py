@@ -121,11 +121,12 @@ class EnvSchedScheduler(BaseScheduler):
 
     def scores(self) -> np.ndarray:
         """Current score of every node (cached per-node part plus the environment bonus)."""
-        return self._base_score + self.env_term()[self.env_of]
+        return self._base_score + self.env_term().astype(np.float32)[self.env_of]
 
     def _node_score(self, nodes: np.ndarray) -> np.ndarray:
         predictor = self.predictor
-        return predictor.variance[nodes] + self.config.task_bonus * predictor.uncertainty[nodes] + self.tie_break[nodes]
+        score = predictor.variance[nodes] + self.config.task_bonus * predictor.uncertainty[nodes] + self.tie_break[nodes]
+        return score.astype(np.float32)
 
     def update(self, task_id: str, rewards: Sequence[float]) -> None:
         """Fold one finished group into the node's statistics and its neighbours' aggregates."""
@@ -176,7 +177,8 @@ class EnvSchedScheduler(BaseScheduler):
             if available == 0:
                 break
             n_cand = min(n_cand, available)
-            cand = np.argpartition(-open_score, n_cand - 1)[:n_cand] if n_cand < len(score) else np.flatnonzero(np.isfinite(open_score))
+            top = len(score) - n_cand
+            cand = np.argpartition(open_score, top)[top:] if n_cand < len(score) else np.flatnonzero(np.isfinite(open_score))
             self.predictor.store(cand, *self.predictor.compute(cand))
             self._base_score[cand] = self._node_score(cand)
             fresh = self._base_score[cand] + self.env_term()[self.env_of[cand]]
