@@ -57,7 +57,7 @@ class EnvSchedConfig:
 
     k_within: int = 10
     k_cross: int = 5
-    block: int = 2048
+    block: int = 512
     cross_block: int = 512
     text_weight: float = 0.6
     task_bonus: float = 0.1

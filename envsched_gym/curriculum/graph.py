@@ -36,7 +36,7 @@ class DualGraph:
 
     @classmethod
     def build(
-        cls, features: NodeFeatures, k_within: int = 10, k_cross: int = 5, block: int = 2048, cross_block: int = 512, seed: int = 0
+        cls, features: NodeFeatures, k_within: int = 10, k_cross: int = 5, block: int = 512, cross_block: int = 512, seed: int = 0
     ) -> DualGraph:
         """Build both edge sets from ``features`` (see the module docstring).
 
