@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -34,7 +35,7 @@ def test_unknown_preset_is_refused():
 
 
 @pytest.mark.slow
-def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler(tmp_path):
+def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler_then_resume(tmp_path):
     register_toy()
     train = envsched_gym.suite("Toy", split="train")
     size = MicroSize(vocab_size=800, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128)
@@ -66,3 +67,8 @@ def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler(tmp_path)
         np.testing.assert_allclose(restored.predict(ids)[key], replay.predict(ids)[key])
     assert state["pending"][1] == [(t, r) for t, r in zip(rounds[1]["tasks"], rounds[1]["group_rewards"], strict=True)]
     assert all((run / name).exists() for name in ("learning_curve.png", "effective_ratio.png", "env_coverage.png"))
+
+    main(dataclasses.replace(config, steps=3, resume=True))
+    resumed = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert resumed[:2] == rounds and [r["round"] for r in resumed] == [0, 1, 2]
+    assert torch.load(run / "scheduler_state.pt", weights_only=False)["decisions"][:2] == state["decisions"]
