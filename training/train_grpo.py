@@ -71,7 +71,7 @@ class TrainConfig:
     temperature: float = field(default=1.0, metadata={"help": "Rollout sampling temperature."})
     max_new_tokens: int = field(default=64, metadata={"help": "Longest assistant message (local generation)."})
     max_completion_length: int = field(default=320, metadata={"help": "Token budget of a multi-turn completion."})
-    micro_sft_steps: int = field(default=50, metadata={"help": "SFT warm-start steps of the micro model on gold conversations."})
+    micro_sft_steps: int = field(default=120, metadata={"help": "SFT warm-start steps of the micro model on gold conversations."})
     micro_hidden: int = field(default=128, metadata={"help": "Micro model width."})
     micro_layers: int = field(default=2, metadata={"help": "Micro model decoder layers."})
     micro_vocab: int = field(default=2048, metadata={"help": "Micro model BPE vocabulary."})
