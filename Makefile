@@ -20,7 +20,8 @@ $(STAMP): pyproject.toml Makefile
 setup: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/python -m envsched_gym.demo
+	$(BIN)/python training/train_grpo.py --output-dir $(RUN_DIR)
+	$(BIN)/python training/evaluate.py --output-dir $(RUN_DIR)
 
 demo: $(STAMP)
 	$(BIN)/python -m envsched_gym.demo --families ToolWorld BFCL Tau ACE --tasks 100

@@ -20,7 +20,6 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
-from envsched_gym import Adapter, AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolCall, ToolError, Verifier, VerifierConfig, World
 from envsched_gym.envs.acebench import dataset as D
 from envsched_gym.envs.acebench.agent_check import check_end_state, milestone_alternatives, parse_call_string
 from envsched_gym.envs.acebench.normal_check import alternatives, gold_function_name
@@ -28,6 +27,8 @@ from envsched_gym.envs.acebench.schemas import tool_spec
 from envsched_gym.envs.acebench.special_check import gold_reply
 from envsched_gym.envs.acebench.verifiers import AgentVerifier, NormalVerifier, SpecialVerifier, _check_mode
 from envsched_gym.envs.acebench.world import ScenarioWorld
+
+from envsched_gym import Adapter, AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolCall, ToolError, Verifier, VerifierConfig, World
 from envsched_gym.users import ScriptedTurns, UserSimulator
 
 CATEGORIES = D.NORMAL + D.SPECIAL + D.AGENT

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
+from envsched_gym.envs.acebench.dataset import AGENT, NORMAL, SPECIAL
+from envsched_gym.envs.acebench.scores import category_accuracy, overall_score
 
 import envsched_gym
 from envsched_gym import AssistantTurn, TaskSpec, ToolCall, render_turn
-from envsched_gym.envs.acebench.dataset import AGENT, NORMAL, SPECIAL
-from envsched_gym.envs.acebench.scores import category_accuracy, overall_score
 
 Policy = Callable[[TaskSpec], list[AssistantTurn]]
 

@@ -27,8 +27,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from envsched_gym.declarations import ToolCall
 from envsched_gym.envs.acebench.normal_check import values_equal
+
+from envsched_gym.declarations import ToolCall
 
 SavedState = list[dict[str, dict[str, Any]]]
 _BARE_APOSTROPHE = re.compile(r"(?<=\w)'(?=\w)")

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from envsched_gym import tool
 from envsched_gym.envs.acebench.phone import BaseApi, Result
+
+from envsched_gym import tool
 
 
 class FoodPlatform(BaseApi):

@@ -20,8 +20,9 @@ import copy
 from datetime import datetime
 from typing import Any, ClassVar
 
-from envsched_gym import ToolError, World, tool
 from envsched_gym.envs.acebench.messages import say
+
+from envsched_gym import ToolError, World, tool
 
 Result = dict[str, Any]
 

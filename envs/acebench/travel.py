@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-from envsched_gym import ToolError, tool
 from envsched_gym.envs.acebench.phone import Scenario
+
+from envsched_gym import ToolError, tool
 
 NOW = datetime(2024, 7, 14, 6, 0, 0)
 _TIME = "%Y-%m-%d %H:%M:%S"

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from envsched_gym import Episode, Outcome, TaskSpec, Verifier, World
 from envsched_gym.envs.acebench.agent_check import check_end_state, process_accuracy
 from envsched_gym.envs.acebench.normal_check import check_normal
 from envsched_gym.envs.acebench.special_check import check_special
 from envsched_gym.envs.acebench.world import ScenarioWorld
+
+from envsched_gym import Episode, Outcome, TaskSpec, Verifier, World
 
 MODES = ("strict", "faithful")
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from envsched_gym import ToolError, ToolSpec, World
 from envsched_gym.envs.acebench.food import FoodPlatform
 from envsched_gym.envs.acebench.phone import BaseApi, MessageApi, ReminderApi, Scenario
 from envsched_gym.envs.acebench.travel import Travel, TravelZh
+
+from envsched_gym import ToolError, ToolSpec, World
 
 SCENARIO_CLASSES: dict[str, type[Scenario]] = {
     "BaseApi": BaseApi,

@@ -55,7 +55,7 @@ class RetailWorld(TauWorld):
     ) -> tuple[float, Record | None]:
         """Sum of new minus old prices, and the last new variant (τ2 applies it to every item)."""
         diff, variant = 0.0, None
-        for item_id, new_item_id in zip(item_ids, new_item_ids):
+        for item_id, new_item_id in zip(item_ids, new_item_ids, strict=False):
             if distinct and item_id == new_item_id:
                 raise ToolError("The new item id should be different from the old item id")
             item = next((i for i in order["items"] if i["item_id"] == item_id), None)
@@ -240,7 +240,7 @@ class RetailWorld(TauWorld):
         order["payment_history"].append({"transaction_type": kind, "amount": abs(diff), "payment_method_id": payment_method_id})
         if method["source"] == "gift_card":
             method["balance"] = round(method["balance"] - diff, 2)
-        for item_id, new_item_id in zip(item_ids, new_item_ids):
+        for item_id, new_item_id in zip(item_ids, new_item_ids, strict=False):
             item = next(i for i in order["items"] if i["item_id"] == item_id)
             # As in τ2: every modified item takes the price and options of the last new variant.
             item["item_id"], item["price"], item["options"] = new_item_id, variant["price"], dict(variant["options"])  # type: ignore[index]

@@ -53,7 +53,7 @@ def replay(world: TauWorld, calls: list[ToolCall], *, validate: bool) -> TauWorl
             continue
         try:
             world.call(call.name, call.arguments)
-        except Exception:  # noqa: BLE001, S112 - a failing call is part of the trajectory, as in τ2's replay
+        except Exception:
             continue
     return world
 
@@ -130,7 +130,7 @@ class TauVerifier(Verifier):
         }
         details: dict[str, Any] = {
             "db_hash": agent_hash, "gold_db_hash": self.gold_hash, "communicate": comm,
-            "actions": {a.get("action_id", a["name"]): ok for a, ok in zip(actions, matched)}, "env_assertions": env_checks,
+            "actions": {a.get("action_id", a["name"]): ok for a, ok in zip(actions, matched, strict=True)}, "env_assertions": env_checks,
         }  # fmt: skip
         nl = params.get("nl_assertions", [])
         if not nl:
@@ -140,11 +140,11 @@ class TauVerifier(Verifier):
         else:
             try:
                 verdicts = [bool(v) for v in self.nl_judge(list(nl), episode.messages)]
-            except Exception as exc:  # noqa: BLE001 - a failed judge fails the component, not the rollout
+            except Exception as exc:
                 details["nl_assertion"] = f"judge failed: {type(exc).__name__}: {exc}"
                 verdicts = []
             else:
-                details["nl_assertion"] = dict(zip(nl, verdicts))
+                details["nl_assertion"] = dict(zip(nl, verdicts, strict=False))
             components["NL_ASSERTION"] = float(len(verdicts) == len(nl) and all(verdicts))
         return components, details
 

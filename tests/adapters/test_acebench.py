@@ -6,15 +6,15 @@ from functools import lru_cache
 
 import gymnasium as gym
 import pytest
+from envsched_gym.adapters.acebench import ACEBenchAdapter
+from envsched_gym.envs.acebench.agent_check import milestone_alternatives, parse_call_string, resolve_class
+from envsched_gym.envs.acebench.verifiers import AgentVerifier
+from envsched_gym.envs.acebench.world import ScenarioWorld
 from gymnasium.utils.env_checker import check_env
 
 import envsched_gym
 from envsched_gym import CallRecord, Episode, Message, TaskSpec, ToolCall, render_turn
-from envsched_gym.adapters.acebench import ACEBenchAdapter
 from envsched_gym.data import DataNotFoundError, benchmark_path
-from envsched_gym.envs.acebench.agent_check import milestone_alternatives, parse_call_string, resolve_class
-from envsched_gym.envs.acebench.verifiers import AgentVerifier
-from envsched_gym.envs.acebench.world import ScenarioWorld
 
 try:
     benchmark_path("acebench")

@@ -80,7 +80,7 @@ def test_retries_server_errors_then_succeeds(server: FakeServer) -> None:
 
 def test_client_errors_are_not_retried(server: FakeServer) -> None:
     server.script = [(400, "bad model", 0.0)]
-    with pytest.raises(LLMError, match="HTTP 400.*bad model"):
+    with pytest.raises(LLMError, match=r"HTTP 400.*bad model"):
         OpenAICompatibleBackend(_config(server, retries=3)).complete([])
     assert len(server.requests) == 1
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from envsched_gym import ToolCall
 from envsched_gym.envs.acebench.agent_check import call_string, check_end_state, parse_call_string, process_accuracy
+
+from envsched_gym import ToolCall
 
 INBOX = {"1": {"message": "hi"}, "2": {"message": "yo"}}
 GOLD = [{"BaseApi": {"wifi": True, "logged_in": True}}, {"MessageApi": {"inbox": INBOX}}]

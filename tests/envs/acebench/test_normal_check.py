@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from envsched_gym.envs.acebench.normal_check import check_normal, gold_function_name, values_equal
 
 FUNCTIONS = [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from envsched_gym.envs.acebench.dataset import AGENT, NORMAL, SPECIAL
 from envsched_gym.envs.acebench.scores import WEIGHTS, category_accuracy, overall_score
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from envsched_gym.envs.acebench import dataset as D
+from envsched_gym.envs.acebench.world import ScenarioWorld
 
 from envsched_gym import ToolError
 from envsched_gym.data import DataNotFoundError, benchmark_path
-from envsched_gym.envs.acebench import dataset as D
-from envsched_gym.envs.acebench.world import ScenarioWorld
 
 try:
     benchmark_path("acebench")

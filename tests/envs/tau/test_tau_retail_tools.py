@@ -26,7 +26,7 @@ def _other_variant(world: RetailWorld, order_id: str, index: int = 0) -> tuple[d
 def test_find_user_by_email_ignores_case_and_reports_unknown(retail: RetailWorld) -> None:
     user = retail.db.peek("users", "omar_khan_2363")
     assert retail.call("find_user_id_by_email", {"email": user["email"].upper()}) == "omar_khan_2363"
-    with pytest.raises(ToolError, match="^User not found$"):
+    with pytest.raises(ToolError, match=r"^User not found$"):
         retail.call("find_user_id_by_email", {"email": "nobody@example.com"})
 
 
