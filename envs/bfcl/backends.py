@@ -11,12 +11,15 @@ every episode's backends are garbage once the episode is gone.
 from __future__ import annotations
 
 import copy
+import decimal
 import importlib
 import inspect
 import json
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
+
+from envsched_gym.envs.bfcl.guards import refusal
 
 from envsched_gym.declarations import ToolCall, ToolSpec
 from envsched_gym.validation import jsonable
@@ -141,8 +144,11 @@ class BFCLWorld(World):
         owner = self._owner.get(name)
         if owner is None:
             return False, f"name '{name}' is not defined"
+        if (refused := refusal(name, arguments)) is not None:
+            return False, refused
         try:
-            return True, getattr(self.instances[owner], name)(**arguments)
+            with decimal.localcontext():  # MathAPI sets getcontext().prec; keep that inside the call
+                return True, getattr(self.instances[owner], name)(**arguments)
         except Exception as exc:  # a backend's own failure is the call's result, as in BFCL
             return False, exc
 
