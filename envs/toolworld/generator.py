@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import random
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from envsched_gym.envs.toolworld.actions import Act, Refusal
+from envsched_gym.envs.toolworld.actions import Act, Action, Refusal
 from envsched_gym.envs.toolworld.domain import Variant
 from envsched_gym.envs.toolworld.units import Unit, read_unit, ref, refusal_unit, write_unit
 
@@ -40,6 +40,7 @@ CHAIN_SIZES = {2: [[2]], 3: [[3], [2, 1]], 4: [[2, 2], [3, 1]], 5: [[3, 2], [2, 
 PARALLEL_SIZES = {2: [[1, 1]], 3: [[1, 1, 1]], 4: [[2, 2], [1, 1, 1, 1]], 5: [[2, 2, 1]], 6: [[2, 2, 2]]}
 REFUSE_PREFIXES = ([], [], [1], [2], [2, 1], [2, 2])
 TEST_FRACTION = 0.2
+T = TypeVar("T")
 ASK_QUESTION = "Which {noun} do you mean? Please tell me its name or id."
 AMOUNT_QUESTION = "How many {unit} should it be?"
 
@@ -70,18 +71,26 @@ class Generator:
         self.rng.shuffle(ids)
         return ids
 
-    def _act(self, used: set[str]) -> Act:
+    def _first(self, used: set[str], attempt: Callable[[Action, str, list[str]], T | None]) -> T | None:
+        """The first non-``None`` ``attempt(action, record_id, other_ids)`` over shuffled actions and free records."""
         actions = list(self.variant.actions)
         self.rng.shuffle(actions)
         free = self._free(used)
         for rid in free:
             others = [o for o in free if o != rid]
             for action in actions:
-                act = action.make(self.rng, rid, self.variant.records[rid], others, self.variant.limits.get(action.tool))
-                if act is not None:
-                    used.update(act.touches)
-                    return act
-        raise LookupError(f"{self.variant.env_id}: no valid write left for a task")
+                found = attempt(action, rid, others)
+                if found is not None:
+                    return found
+        return None
+
+    def _act(self, used: set[str]) -> Act:
+        records, limits = self.variant.records, self.variant.limits
+        act = self._first(used, lambda action, rid, others: action.make(self.rng, rid, records[rid], others, limits.get(action.tool)))
+        if act is None:
+            raise LookupError(f"{self.variant.env_id}: no valid write left for a task")
+        used.update(act.touches)
+        return act
 
     def _read(self, used: set[str], by_name: bool) -> Unit:
         rid = self._free(used)[0]
@@ -99,17 +108,18 @@ class Generator:
 
     def refusal(self, used: set[str]) -> tuple[Unit, Refusal]:
         """A unit to decline, and the refused request."""
-        actions = list(self.variant.actions)
-        self.rng.shuffle(actions)
-        free = self._free(used)
-        for rid in free:
-            others = [o for o in free if o != rid]
-            for action in actions:
-                refusal = action.violate(self.rng, rid, self.variant.records[rid], others, self.variant.limits.get(action.tool))
-                if refusal is not None:
-                    used.update(v for v in refusal.call.arguments.values() if v in self.variant.records)
-                    return refusal_unit(self.variant, rid, self.rng.random() < 0.5, refusal), refusal
-        raise LookupError(f"{self.variant.env_id}: no record allows a request to refuse")
+        records, limits = self.variant.records, self.variant.limits
+
+        def violate(action: Action, rid: str, others: list[str]) -> tuple[str, Refusal] | None:
+            refused = action.violate(self.rng, rid, records[rid], others, limits.get(action.tool))
+            return None if refused is None else (rid, refused)
+
+        found = self._first(used, violate)
+        if found is None:
+            raise LookupError(f"{self.variant.env_id}: no record allows a request to refuse")
+        rid, refusal = found
+        used.update(v for v in refusal.call.arguments.values() if v in records)
+        return refusal_unit(self.variant, rid, self.rng.random() < 0.5, refusal), refusal
 
     # ---------------------------------------------------------- patterns
     def draft(self, pattern: str, k: int) -> Draft:
