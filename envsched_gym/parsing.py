@@ -80,6 +80,8 @@ def parse_tool_calls(
     reasoning, body = _split_reasoning(text)
     if "qwen3" in formats and _OPEN in body:
         result = _parse_qwen3(body)
+    elif body == text:  # no reasoning was split off: the whole-message parse above is the answer
+        result = whole or ParseResult(content=body.strip())
     else:
         result = _parse_bare(body, formats, signatures or {}) or ParseResult(content=body.strip())
     result.reasoning = reasoning
