@@ -42,8 +42,10 @@ class TaskNode:
 class Suite(Sequence[TaskNode]):
     """An ordered, filterable collection of :class:`TaskNode`."""
 
-    def __init__(self, nodes: Iterable[TaskNode]) -> None:
+    def __init__(self, nodes: Iterable[TaskNode], options: dict[str, dict[str, Any]] | None = None) -> None:
         self.nodes: list[TaskNode] = list(nodes)
+        self.options: dict[str, dict[str, Any]] = dict(options or {})
+        """Adapter options per family the nodes were loaded with (used by :meth:`make_env`)."""
         self._by_id = {n.task_id: n for n in self.nodes}
         if len(self._by_id) != len(self.nodes):
             raise ValueError("suite has duplicate task ids; adapters must make task ids unique")
@@ -73,15 +75,19 @@ class Suite(Sequence[TaskNode]):
         """Nodes matching every given criterion."""
         fams = {family} if isinstance(family, str) else set(family or [])
         splits = {split} if isinstance(split, str) else set(split or [])
-        return Suite(
+        nodes = [
             n for n in self.nodes
             if (not fams or n.family in fams) and (not splits or "all" in splits or n.split in splits)
             and (env_ids is None or n.env.env_id in env_ids)
-        )  # fmt: skip
+        ]  # fmt: skip
+        return Suite(nodes, self.options)
 
     def make_env(self, task_id: str, **kwargs: Any) -> gym.Env:
-        """``gym.make`` the environment that serves ``task_id``."""
-        return gym.make(self.node(task_id).env.gym_id, **kwargs)
+        """``gym.make`` the environment that serves ``task_id``, with the suite's adapter options."""
+        node = self.node(task_id)
+        if node.family in self.options:
+            kwargs.setdefault("adapter_options", self.options[node.family])
+        return gym.make(node.env.gym_id, **kwargs)
 
 
 def suite(
@@ -105,4 +111,4 @@ def suite(
         envs = {e.env_id: e for e in adapter.env_specs()}
         for task in adapter.tasks(split):
             nodes.append(TaskNode(envs[task.env_id], task))
-    return Suite(nodes)
+    return Suite(nodes, {name: opts for name, opts in (options or {}).items() if name in names and opts})

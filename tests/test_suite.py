@@ -36,3 +36,11 @@ def test_unknown_node(notes_adapter: NotesAdapter) -> None:
 def test_toolworld_suite_loads() -> None:
     suite = envsched_gym.suite("ToolWorld", split="train")
     assert len(suite) > 0 and all(n.family == "ToolWorld" and n.split == "train" for n in suite)
+
+
+def test_make_env_keeps_the_suite_adapter_options(notes_adapter: NotesAdapter) -> None:
+    suite = envsched_gym.suite("Notes", options={"Notes": {"max_steps_per_turn": 1}})
+    env = suite.filter(split="train").make_env("notes/0")
+    assert env.unwrapped.adapter.max_steps_per_turn == 1
+    env.reset(options={"task_id": "notes/0"})
+    assert env.step('<tool_call>{"name": "read_note", "arguments": {"title": "todo"}}</tool_call>')[3] is True
