@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -10,30 +11,78 @@ from envsched_gym.declarations import EnvSpec, TaskSpec, ToolCall
 Role = Literal["system", "user", "assistant", "tool"]
 Termination = Literal["agent", "user_stop", "user_error", "single_response", "max_steps", "turn_limit"]
 ABNORMAL: frozenset[str] = frozenset({"user_error", "max_steps", "turn_limit"})
+TRUNCATIONS: frozenset[str] = frozenset({"max_steps", "turn_limit"})
 
 
-@dataclass(slots=True)
-class Message:
-    """One chat message; ``tool_calls`` only on assistant messages, ``name`` on tool results."""
+class Message(dict[str, Any]):
+    """One chat message: the Hugging Face / OpenAI chat-template dict itself, with typed reads.
 
-    role: Role
-    content: str
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    name: str | None = None
-    reasoning: str | None = None
+    Build one like the dict it is, ``Message(role="user", content="hi")`` (or from any chat dict,
+    ``Message(chat)``); :meth:`assistant` builds an assistant message from parsed calls. The
+    keys are what a chat template reads: ``role``, ``content``, and when present ``tool_calls``
+    (OpenAI form), ``name`` (on tool results) and ``reasoning_content``. An episode's transcript
+    therefore goes to ``tokenizer.apply_chat_template`` as it is, and ``info["messages"]``
+    hands out these same objects: copy one (``dict(message)``) before changing it, or the
+    episode's transcript changes too.
+    """
+
+    __slots__ = ("_calls",)
+
+    @classmethod
+    def assistant(cls, content: str, tool_calls: list[ToolCall] | None = None, reasoning: str | None = None) -> Message:
+        """An assistant message; ``tool_calls`` are kept typed and written in OpenAI form."""
+        message = cls(role="assistant", content=content)
+        if tool_calls:
+            message["tool_calls"] = [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in tool_calls]
+        if reasoning:
+            message["reasoning_content"] = reasoning
+        message._calls = tool_calls if tool_calls is not None else []
+        return message
+
+    @property
+    def role(self) -> Role:
+        """``system``, ``user``, ``assistant`` or ``tool``."""
+        return self["role"]  # type: ignore[no-any-return]
+
+    @property
+    def content(self) -> str:
+        """The message text (for an assistant, without its tool calls and reasoning)."""
+        return self.get("content") or ""
+
+    @property
+    def name(self) -> str | None:
+        """The tool a ``tool`` message answers."""
+        return self.get("name")
+
+    @property
+    def reasoning(self) -> str | None:
+        """The assistant's ``<think>`` text, when it had any."""
+        return self.get("reasoning_content")
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The message's calls as :class:`ToolCall` s (read back from the chat form if need be)."""
+        try:
+            return self._calls
+        except AttributeError:
+            self._calls = [_typed_call(c) for c in self.get("tool_calls") or ()]
+            return self._calls
 
     def to_chat(self) -> dict[str, Any]:
-        """The message as a Hugging Face / OpenAI chat-template dict."""
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
-        if not (self.tool_calls or self.name or self.reasoning):
-            return out
-        if self.tool_calls:
-            out["tool_calls"] = [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in self.tool_calls]
-        if self.name is not None:
-            out["name"] = self.name
-        if self.reasoning:
-            out["reasoning_content"] = self.reasoning
-        return out
+        """A plain-dict copy of the message, safe to change."""
+        return dict(self)
+
+    def __repr__(self) -> str:
+        return f"Message({dict.__repr__(self)})"
+
+
+def _typed_call(chat: dict[str, Any]) -> ToolCall:
+    """A :class:`ToolCall` from an OpenAI-form call (arguments as a dict or as JSON text)."""
+    function = chat.get("function", chat)
+    arguments = function.get("arguments") or {}
+    if isinstance(arguments, str):
+        arguments = json.loads(arguments)
+    return ToolCall(function["name"], arguments, chat.get("id"))
 
 
 @dataclass(slots=True)
@@ -98,8 +147,10 @@ class Episode:
 
     def final_answer(self) -> str:
         """Content of the last assistant message (the agent's final reply)."""
-        replies = self.assistant_messages()
-        return replies[-1].content if replies else ""
+        for message in reversed(self.messages):
+            if message.role == "assistant":
+                return message.content
+        return ""
 
     def calls_in_turn(self, turn: int) -> list[CallRecord]:
         """Calls the agent made during user turn ``turn``."""

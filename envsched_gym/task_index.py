@@ -61,7 +61,8 @@ class TaskIndex:
         """Splits that have at least one task."""
         return sorted(self._by_split)
 
-    def _entry(self, tools: list[ToolSpec]) -> tuple[list[ToolSpec], ToolBox, list[dict[str, Any]], dict[str, list[str]]]:
+    def tool_entry(self, tools: list[ToolSpec]) -> tuple[list[ToolSpec], ToolBox, list[dict[str, Any]], dict[str, list[str]]]:
+        """``(tools, toolbox, openai_tools, signatures)`` in one lookup (cached per list object)."""
         entry = self._toolboxes.get(id(tools))
         if entry is None or entry[0] is not tools:
             signatures = {t.name: list(t.parameters.get("properties", {})) for t in tools}
@@ -73,12 +74,12 @@ class TaskIndex:
 
     def toolbox(self, tools: list[ToolSpec]) -> ToolBox:
         """Compiled validators for ``tools`` (cached while the same list object is used)."""
-        return self._entry(tools)[1]
+        return self.tool_entry(tools)[1]
 
     def openai_tools(self, tools: list[ToolSpec]) -> list[dict[str, Any]]:
         """``tools`` in OpenAI ``{"type": "function", ...}`` form (cached)."""
-        return self._entry(tools)[2]
+        return self.tool_entry(tools)[2]
 
     def signatures(self, tools: list[ToolSpec]) -> dict[str, list[str]]:
         """Parameter names per tool in declaration order, for positional python-syntax calls."""
-        return self._entry(tools)[3]
+        return self.tool_entry(tools)[3]

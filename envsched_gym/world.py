@@ -49,7 +49,8 @@ class World:
         return World._tool_cache[cls]
 
     def tools(self) -> list[ToolSpec]:
-        """Tools available now (override for tools that appear during an episode)."""
+        """Tools available now. ``ToolUseEnv`` reads this at reset and when each user turn
+        starts (after :meth:`begin_turn`), so override it for tools that appear at a turn."""
         return self.tool_specs()
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:

@@ -23,7 +23,7 @@ class Stub:
 
 def test_judge_parses_verdicts_and_shows_only_the_dialogue() -> None:
     stub = Stub('Sure: {"results": [{"expected_outcome": "a", "reasoning": "r", "met": true}, {"met": false}]}')
-    messages = [Message("user", "cancel it"), Message("tool", "secret tool output"), Message("assistant", "I cannot.")]
+    messages = [Message(role="user", content="cancel it"), Message(role="tool", content="secret tool output"), Message(role="assistant", content="I cannot.")]
     assert LLMJudge(stub)(["refuses", "apologises"], messages) == [True, False]
     prompt = stub.prompts[0][1]["content"]
     assert "user: cancel it" in prompt and "assistant: I cannot." in prompt and "secret" not in prompt and "- apologises" in prompt

@@ -22,12 +22,12 @@ def _user() -> tuple[ScriptedTauUser, Episode]:
     task = TaskSpec(task_id="t", env_id="Tau/retail", instruction=opening_message(SCENARIO), metadata={"user_scenario": SCENARIO})
     user = ScriptedTauUser(max_replies=5)
     first = user.start(task)
-    episode = Episode(task=task, env=EnvSpec(env_id="Tau/retail", family="Tau", gym_id="g"), messages=[Message("user", first)])
+    episode = Episode(task=task, env=EnvSpec(env_id="Tau/retail", family="Tau", gym_id="g"), messages=[Message(role="user", content=first)])
     return user, episode
 
 
 def _say(user: ScriptedTauUser, episode: Episode, text: str) -> tuple[str, bool]:
-    episode.messages.append(Message("assistant", text))
+    episode.messages.append(Message(role="assistant", content=text))
     reply = user.reply(episode)
     return reply.content, reply.stop
 

@@ -25,17 +25,17 @@ def adapter() -> envsched_gym.Adapter:
 def _episode(adapter: envsched_gym.Adapter, task: TaskSpec, calls: list[ToolCall], text: str, termination: str = "agent") -> Episode:
     env = next(e for e in adapter.env_specs() if e.env_id == task.env_id)
     world = adapter.make_world(task)
-    messages = [Message("user", task.instruction)]
+    messages = [Message(role="user", content=task.instruction)]
     records = []
     for step, call in enumerate(calls):
-        messages.append(Message("assistant", "", tool_calls=[call]))
+        messages.append(Message.assistant("", tool_calls=[call]))
         try:
             result = str(world.call(call.name, call.arguments))
         except ToolError as exc:
             result = f"Error: {exc}"
         write = call.name in {t.name for t in env.tools if t.write}
         records.append(CallRecord(0, step, call, result, True, write))
-    messages.append(Message("assistant", text))
+    messages.append(Message(role="assistant", content=text))
     return Episode(task=task, env=env, messages=messages, calls=records, termination=termination)  # type: ignore[arg-type]
 
 
@@ -50,10 +50,10 @@ def _task(adapter: envsched_gym.Adapter, task_id: str, **params: object) -> Task
 
 
 def test_communicate_uses_tau2_normalisation() -> None:
-    said = [Message("assistant", "Your refund is $1,126.04 in TOTAL.")]
+    said = [Message(role="assistant", content="Your refund is $1,126.04 in TOTAL.")]
     assert communicated("1126.04", said) and communicated("total", said)
     assert not communicated("1,126.04", said)  # τ2 strips commas from the message only
-    assert not communicated("1126.04", [Message("user", "1126.04")])
+    assert not communicated("1126.04", [Message(role="user", content="1126.04")])
 
 
 def test_action_matching_respects_compare_args() -> None:
