@@ -6,7 +6,7 @@ adapter or data is loaded until ``gym.make``).
 
 from envsched_gym.adapter import Adapter
 from envsched_gym.declarations import AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolCall, ToolSpec, VerifierConfig
-from envsched_gym.episode import CallRecord, Episode, Message, Outcome
+from envsched_gym.episode import CallRecord, ChatMessage, Episode, Message, Outcome
 from envsched_gym.parsing import ParseResult, parse_tool_calls
 from envsched_gym.registry import families, get_adapter, make, register_adapter, register_builtin, registered_ids
 from envsched_gym.rendering import render_calls, render_turn
@@ -19,7 +19,7 @@ from envsched_gym.world import ToolError, World
 register_builtin()
 
 __all__ = [
-    "Adapter", "AssistantTurn", "CallRecord", "EnvSpec", "Episode", "GoldStateVerifier", "Message", "Outcome",
+    "Adapter", "AssistantTurn", "CallRecord", "ChatMessage", "EnvSpec", "Episode", "GoldStateVerifier", "Message", "Outcome",
     "ParseResult", "ScriptedTurns", "StateComponent", "Suite", "TaskNode", "TaskSpec", "ToolCall", "ToolError",
     "ToolSpec", "UserReply", "UserSimulator", "Verifier", "VerifierConfig", "World", "families", "get_adapter",
     "make", "parse_tool_calls", "register_adapter", "register_builtin", "registered_ids", "render_calls",

@@ -15,7 +15,7 @@ import gymnasium as gym
 
 from envsched_gym.adapter import Adapter
 from envsched_gym.declarations import EnvSpec, TaskSpec, ToolCall, ToolSpec
-from envsched_gym.episode import TRUNCATIONS, CallRecord, Episode, Message
+from envsched_gym.episode import TRUNCATIONS, CallRecord, ChatMessage, Episode, Message
 from envsched_gym.parsing import ALL_FORMATS, Format, ParseResult, parse_tool_calls
 from envsched_gym.rendering import render_tool_results, result_text
 from envsched_gym.spaces import UnicodeText
@@ -76,14 +76,16 @@ class ToolUseEnv(gym.Env[str, str]):
         self._user = user = options.get("user") or self.adapter.make_user(task)
         self.episode = episode = Episode(task=task, env=env)
         system = task.metadata.get("system_prompt", env.system_prompt)
-        new = [Message(role="system", content=str(system))] if system else []
+        new: list[ChatMessage] = [{"role": "system", "content": str(system)}] if system else []
         if greeting := task.metadata.get("agent_greeting"):
-            new.append(Message(role="assistant", content=str(greeting)))
+            new.append({"role": "assistant", "content": str(greeting)})
         first = user.start(task)
-        new.append(Message(role="user", content=first))
+        new.append({"role": "user", "content": first})
         episode.messages.extend(new)
         world.begin_turn(0)
-        self._read_tools()
+        tools = task.tools if task.tools is not None else world.tools()
+        if tools is not self._tools:
+            self._use_tools(tools)
         return first, self._info(episode, new, None)
 
     def _draw_task(self) -> tuple[TaskSpec, EnvSpec]:
@@ -110,7 +112,7 @@ class ToolUseEnv(gym.Env[str, str]):
             ep.parse_errors += len(parsed.errors)
         assistant = Message.assistant(parsed.content, parsed.calls, parsed.reasoning)
         ep.messages.append(assistant)
-        new = [assistant]
+        new: list[ChatMessage] = [assistant]
         if ep.env.interaction == "single_response":
             ep.termination = "single_response"
             observation = ""
@@ -136,7 +138,7 @@ class ToolUseEnv(gym.Env[str, str]):
             return RuntimeError("call reset() before step()")
         return RuntimeError(f"episode of task '{self.episode.task.task_id}' is over ({self.episode.termination}); call reset()")
 
-    def _run_calls(self, ep: Episode, parsed: ParseResult, new: list[Message]) -> str:
+    def _run_calls(self, ep: Episode, parsed: ParseResult, new: list[ChatMessage]) -> str:
         """Validate and run each call, record it, and answer with one tool message per call."""
         world, toolbox, transcript = self.world, self._toolbox, ep.messages
         assert world is not None and toolbox is not None
@@ -148,18 +150,18 @@ class ToolUseEnv(gym.Env[str, str]):
             ok = error is None and not output.startswith("Error:")
             ep.calls.append(CallRecord(ep.turn, ep.steps, call, output, ok, spec is not None and spec.write))
             results.append(output)
-            message = Message(role="tool", content=output, name=call.name)
+            message = {"role": "tool", "content": output, "name": call.name}
             transcript.append(message)
             new.append(message)
         for e in parsed.errors:
             output = f"Error: could not parse the tool call ({e.format}): {e.message}"
             results.append(output)
-            message = Message(role="tool", content=output, name="parse_error")
+            message = {"role": "tool", "content": output, "name": "parse_error"}
             transcript.append(message)
             new.append(message)
         return render_tool_results(results)
 
-    def _end_turn(self, ep: Episode, new: list[Message]) -> str:
+    def _end_turn(self, ep: Episode, new: list[ChatMessage]) -> str:
         """The agent replied in text: close the turn and ask the user for the next one."""
         world, user = self.world, self._user
         assert world is not None and user is not None and self._verifier is not None
@@ -172,7 +174,7 @@ class ToolUseEnv(gym.Env[str, str]):
             return ""
         if reply.stop:
             if reply.content:
-                message = Message(role="user", content=reply.content)
+                message = {"role": "user", "content": reply.content}
                 ep.messages.append(message)
                 new.append(message)
             ep.termination = "user_stop" if ep.env.user_simulator != "scripted" else "agent"
@@ -180,8 +182,10 @@ class ToolUseEnv(gym.Env[str, str]):
         ep.turn += 1
         ep.steps_in_turn = 0
         world.begin_turn(ep.turn)
-        self._read_tools()
-        message = Message(role="user", content=reply.content)
+        tools = ep.task.tools if ep.task.tools is not None else world.tools()
+        if tools is not self._tools:
+            self._use_tools(tools)
+        message = {"role": "user", "content": reply.content}
         ep.messages.append(message)
         new.append(message)
         return reply.content
@@ -196,31 +200,21 @@ class ToolUseEnv(gym.Env[str, str]):
             return self.world.tools()
         return []
 
-    def _read_tools(self) -> None:
-        """Re-read the tool list (at reset and when a user turn starts, where a world may add or
-        remove tools) and, for a different list, its validators, signatures and schemas (cached
-        per list by the index)."""
-        tools = self.tools()
-        if tools is not self._tools:
-            self._tools = tools
-            _, self._toolbox, self._schemas, self._signatures = self.index.tool_entry(tools)
+    def _use_tools(self, tools: list[ToolSpec]) -> None:
+        """Switch to another tool list: its validators, signatures and schemas (cached per list by
+        the index). The env reads the task's or world's tool list at reset and when a user turn
+        starts, where a world may add or remove tools."""
+        self._tools = tools
+        _, self._toolbox, self._schemas, self._signatures = self.index.tool_entry(tools)
 
     # ------------------------------------------------------------------- info
-    def _info(self, ep: Episode, new: list[Message], parsed: ParseResult | None) -> dict[str, Any]:
-        info: dict[str, Any] = {
-            "task_id": ep.task.task_id,
-            "env_id": ep.env.env_id,
-            "turn": ep.turn,
-            "step": ep.steps,
-            "messages": new,
-            "tools": self._schemas,
-        }
-        if parsed is not None:
-            errors = [{"format": e.format, "message": e.message} for e in parsed.errors] if parsed.errors else []
-            info["parse"] = {"format": parsed.format, "n_calls": len(parsed.calls), "errors": errors}
+    def _info(self, ep: Episode, new: list[ChatMessage], parsed: ParseResult | None) -> dict[str, Any]:
+        if parsed is None:
+            return {"task_id": ep.task.task_id, "env_id": ep.env.env_id, "turn": ep.turn, "step": ep.steps, "messages": new, "tools": self._schemas}
+        info = {"task_id": ep.task.task_id, "env_id": ep.env.env_id, "turn": ep.turn, "step": ep.steps, "messages": new, "tools": self._schemas, "parse": parsed}
         if ep.outcome is not None:
-            info["outcome"] = summary = ep.outcome.to_info()
-            info["reward_breakdown"] = summary["breakdown"]
+            info["outcome"] = ep.outcome.to_info()
+            info["reward_breakdown"] = ep.outcome.breakdown
             info["termination"] = ep.termination
             if ep.user_error:
                 info["user_error"] = ep.user_error
@@ -232,8 +226,9 @@ class ToolUseEnv(gym.Env[str, str]):
             return None
         lines = []
         for m in self.episode.messages:
-            calls = "".join(f"\n  -> {c.name}({c.arguments})" for c in m.tool_calls)
-            lines.append(f"[{m.role}{':' + m.name if m.name else ''}] {m.content}{calls}")
+            calls = "".join(f"\n  -> {c.name}({c.arguments})" for c in (m.tool_calls if isinstance(m, Message) else ()))
+            name = f":{m['name']}" if m.get("name") else ""
+            lines.append(f"[{m['role']}{name}] {m.get('content') or ''}{calls}")
         return "\n".join(lines)
 
 

@@ -1,4 +1,10 @@
-"""Typed episode state: the messages, the executed calls and how the episode ended."""
+"""Typed episode state: the messages, the executed calls and how the episode ended.
+
+The transcript is a list of chat dicts, exactly what ``tokenizer.apply_chat_template`` takes.
+Assistant messages the env records are :class:`Message` s: dicts that also keep the parsed
+calls typed. Read any entry by key (``m["role"]``, ``m.get("content")``); use
+:meth:`Episode.assistant_messages` for typed access to the assistant's calls.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +18,11 @@ Role = Literal["system", "user", "assistant", "tool"]
 Termination = Literal["agent", "user_stop", "user_error", "single_response", "max_steps", "turn_limit"]
 ABNORMAL: frozenset[str] = frozenset({"user_error", "max_steps", "turn_limit"})
 TRUNCATIONS: frozenset[str] = frozenset({"max_steps", "turn_limit"})
+ChatMessage = dict[str, Any]
 
 
 class Message(dict[str, Any]):
-    """One chat message: the Hugging Face / OpenAI chat-template dict itself, with typed reads.
+    """A chat message that is the chat-template dict itself, with typed reads.
 
     Build one like the dict it is, ``Message(role="user", content="hi")`` (or from any chat dict,
     ``Message(chat)``); :meth:`assistant` builds an assistant message from parsed calls. The
@@ -111,8 +118,8 @@ class Outcome:
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_info(self) -> dict[str, Any]:
-        """JSON-able dict for ``info['outcome']``."""
-        return {"reward": self.reward, "success": self.success, "breakdown": dict(self.breakdown), "details": dict(self.details)}
+        """JSON-able dict for ``info['outcome']`` (it shares ``breakdown`` and ``details``)."""
+        return {"reward": self.reward, "success": self.success, "breakdown": self.breakdown, "details": self.details}
 
 
 @dataclass
@@ -121,7 +128,7 @@ class Episode:
 
     task: TaskSpec
     env: EnvSpec
-    messages: list[Message] = field(default_factory=list)
+    messages: list[ChatMessage] = field(default_factory=list)
     calls: list[CallRecord] = field(default_factory=list)
     turn: int = 0
     steps: int = 0
@@ -142,14 +149,14 @@ class Episode:
         return self.termination in ABNORMAL
 
     def assistant_messages(self) -> list[Message]:
-        """Every assistant message, in order."""
-        return [m for m in self.messages if m.role == "assistant"]
+        """Every assistant message, in order, as :class:`Message` (plain dicts are wrapped)."""
+        return [m if isinstance(m, Message) else Message(m) for m in self.messages if m["role"] == "assistant"]
 
     def final_answer(self) -> str:
         """Content of the last assistant message (the agent's final reply)."""
         for message in reversed(self.messages):
-            if message.role == "assistant":
-                return message.content
+            if message["role"] == "assistant":
+                return message.get("content") or ""
         return ""
 
     def calls_in_turn(self, turn: int) -> list[CallRecord]:

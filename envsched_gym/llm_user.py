@@ -237,8 +237,9 @@ def _agent_text_since_user(episode: Episode) -> str:
     """The assistant's text messages after the last user message (tool traffic left out)."""
     texts: list[str] = []
     for message in reversed(episode.messages):
-        if message.role == "user":
+        text = (message.get("content") or "").strip()
+        if message["role"] == "user":
             break
-        if message.role == "assistant" and message.content.strip():
-            texts.append(message.content.strip())
+        if message["role"] == "assistant" and text:
+            texts.append(text)
     return "\n".join(reversed(texts))

@@ -8,7 +8,7 @@ import pytest
 import envsched_gym
 from envsched_gym import UserReply, UserSimulator
 from envsched_gym.policies import NoOpPolicy, OraclePolicy, run_episode
-from tests.conftest import NotesAdapter
+from tests.conftest import Notes, NotesAdapter
 
 
 def _call(name: str, **args: object) -> str:
@@ -33,7 +33,8 @@ def test_tool_result_observation_and_records(env: gym.Env) -> None:
     obs, reward, terminated, truncated, info = env.step(_call("read_note", title="todo"))
     assert obs == '<tool_response>\n{"text": "buy milk", "tag": "home"}\n</tool_response>'
     assert (reward, terminated, truncated) == (0.0, False, False)
-    assert info["parse"] == {"format": "qwen3", "n_calls": 1, "errors": []}
+    parsed = info["parse"]
+    assert parsed.format == "qwen3" and parsed.ok and [c.name for c in parsed.calls] == ["read_note"]
     assert [m["role"] for m in info["messages"]] == ["assistant", "tool"]
     record = env.unwrapped.episode.calls[0]
     assert record.ok and not record.write and record.turn == 0
@@ -64,7 +65,7 @@ def test_bad_calls_become_error_observations(env: gym.Env, action: str, expected
 def test_parse_errors_are_flagged_in_info(env: gym.Env) -> None:
     env.reset(seed=0, options={"task_id": "notes/0"})
     info = env.step("<tool_call>{oops}</tool_call>")[4]
-    assert info["parse"]["errors"][0]["format"] == "qwen3"
+    assert not info["parse"].ok and info["parse"].errors[0].format == "qwen3"
     assert env.unwrapped.episode.parse_errors == 1
 
 
@@ -195,3 +196,60 @@ def test_agent_greeting_opens_the_transcript() -> None:
     env = ToolUseEnv(_GreetingNotes(), "envsched/GreetingNotes-v0")
     _, info = env.reset(options={"task_id": "notes/0"})
     assert [(m["role"], m["content"][:3]) for m in info["messages"][1:]] == [("assistant", "Hi!"), ("user", "Add")]
+
+
+def test_info_messages_are_the_transcript_entries(env: gym.Env) -> None:
+    _, first = env.reset(seed=0, options={"task_id": "notes/0"})
+    info = env.step(_call("read_note", title="todo"))[4]
+    transcript = env.unwrapped.episode.messages
+    assert all(any(m is t for t in transcript) for m in first["messages"] + info["messages"])
+    assert info["messages"][0].tool_calls[0].name == "read_note" and info["messages"][1] == {
+        "role": "tool", "content": '{"text": "buy milk", "tag": "home"}', "name": "read_note"}  # fmt: skip
+
+
+class _GrowingNotes(Notes):
+    """Notes whose ``archive`` tool appears when the second user turn starts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._shown = [t for t in self.tool_specs() if t.name != "archive"]
+
+    @envsched_gym.tool(write=True)
+    def archive(self, title: str) -> str:
+        """Archive a note.
+
+        Args:
+            title: The note's title.
+        """
+        self.notes.pop(title, None)
+        return "archived"
+
+    def tools(self) -> list[envsched_gym.ToolSpec]:
+        return self._shown
+
+    def begin_turn(self, index: int) -> None:
+        if index == 1:
+            self._shown = self.tool_specs()
+
+
+class _GrowingAdapter(NotesAdapter):
+    family = "GrowingNotes"
+    world = _GrowingNotes
+
+    def env_specs(self) -> list[envsched_gym.EnvSpec]:
+        specs = super().env_specs()[:1]
+        specs[0].gym_id, specs[0].env_id = "envsched/GrowingNotes-v0", "Notes"
+        return specs
+
+
+def test_tools_a_world_adds_at_a_turn_are_listed_and_callable_from_that_turn() -> None:
+    from envsched_gym.env import ToolUseEnv
+
+    env = ToolUseEnv(_GrowingAdapter(), "envsched/GrowingNotes-v0")
+    _, info = env.reset(options={"task_id": "notes/1"})
+    assert "archive" not in {t["function"]["name"] for t in info["tools"]}
+    obs = env.step(_call("archive", title="todo"))[0]
+    assert "Error: unknown tool 'archive'" in obs
+    _, _, _, _, info = env.step("It says buy milk.")
+    assert info["turn"] == 1 and "archive" in {t["function"]["name"] for t in info["tools"]}
+    assert env.step(_call("archive", title="todo"))[0] == "<tool_response>\narchived\n</tool_response>"

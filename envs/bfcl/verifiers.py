@@ -30,9 +30,10 @@ def first_response(episode: Episode) -> tuple[list[ToolCall], bool]:
     Single-response episodes have exactly one assistant message, so the episode's parse-error
     count is that message's.
     """
-    message = next((m for m in episode.messages if m.role == "assistant"), None)
-    if message is None:
+    replies = episode.assistant_messages()
+    if not replies:
         return [], False
+    message = replies[0]
     return list(message.tool_calls), episode.parse_errors == 0
 
 

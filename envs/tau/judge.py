@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from envsched_gym import Message
+from envsched_gym import ChatMessage
 from envsched_gym.llm_user import ChatBackend, LLMError, backend_from_options
 
 JUDGE_PROMPT = (
@@ -28,8 +28,9 @@ class LLMJudge:
     def __init__(self, backend: ChatBackend) -> None:
         self.backend = backend
 
-    def __call__(self, assertions: list[str], messages: list[Message]) -> list[bool]:
-        transcript = "\n".join(f"{m.role}: {m.content}" for m in messages if m.role in ("user", "assistant") and m.content.strip())
+    def __call__(self, assertions: list[str], messages: list[ChatMessage]) -> list[bool]:
+        said = [(m["role"], (m.get("content") or "").strip()) for m in messages if m["role"] in ("user", "assistant")]
+        transcript = "\n".join(f"{role}: {text}" for role, text in said if text)
         outcomes = "\n".join(f"- {a}" for a in assertions)
         reply = self.backend.complete([
             {"role": "system", "content": JUDGE_PROMPT},
@@ -43,7 +44,7 @@ class LLMJudge:
             raise LLMError(f"judge reply is not the expected JSON ({exc}): {reply[:300]}") from None
 
 
-def judge_from_option(option: Callable[[list[str], list[Message]], list[bool]] | dict[str, Any] | None) -> Any:
+def judge_from_option(option: Callable[[list[str], list[ChatMessage]], list[bool]] | dict[str, Any] | None) -> Any:
     """The adapter's ``nl_judge`` option as a judge: a callable as is, endpoint options as an :class:`LLMJudge`."""
     if option is None or callable(option):
         return option

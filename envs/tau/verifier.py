@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from envsched_gym.envs.tau.world import TauWorld
 
-from envsched_gym import Episode, Message, Outcome, TaskSpec, ToolCall, Verifier, World
+from envsched_gym import ChatMessage, Episode, Outcome, TaskSpec, ToolCall, Verifier, World
 from envsched_gym.validation import ToolBox
 
 _TOOLBOXES: dict[type, ToolBox] = {}
@@ -29,7 +29,7 @@ _TOOLBOXES: dict[type, ToolBox] = {}
 class NLJudge(Protocol):
     """Decides τ2's natural-language assertions about a conversation."""
 
-    def __call__(self, assertions: list[str], messages: list[Message]) -> list[bool]:
+    def __call__(self, assertions: list[str], messages: list[ChatMessage]) -> list[bool]:
         """One verdict per assertion, in order."""
         ...
 
@@ -63,10 +63,10 @@ def gold_calls(task: TaskSpec) -> list[ToolCall]:
     return [ToolCall(a["name"], dict(a.get("arguments") or {})) for a in task.verifier.params.get("actions", [])]
 
 
-def communicated(info: str, messages: list[Message]) -> bool:
+def communicated(info: str, messages: list[ChatMessage]) -> bool:
     """τ2's COMMUNICATE check of one string against the assistant's text messages."""
     needle = info.lower()
-    return any(m.role == "assistant" and m.content and needle in m.content.lower().replace(",", "") for m in messages)
+    return any(m["role"] == "assistant" and needle in (m.get("content") or "").lower().replace(",", "") for m in messages)
 
 
 def action_matched(action: dict[str, Any], calls: list[ToolCall]) -> bool:
@@ -118,7 +118,7 @@ class TauVerifier(Verifier):
         agent_hash = replayed.sha256()
         infos = [str(i) for i in params.get("communicate_info", [])]
         comm = {info: communicated(info, episode.messages) for info in infos}
-        calls = [c for m in episode.messages if m.role == "assistant" for c in m.tool_calls]
+        calls = [c for m in episode.assistant_messages() for c in m.tool_calls]
         actions = params.get("actions", [])
         matched = [action_matched(a, calls) for a in actions]
         env_checks = [self._env_assertion(replayed, a) for a in params.get("env_assertions", [])]
