@@ -69,14 +69,14 @@ class ToolUseEnv(gym.Env[str, str]):
         """Start an episode of ``options["task_id"]`` (or a task drawn with the env's RNG)."""
         if seed is not None:  # gymnasium's reset only (re)seeds ``np_random``
             super().reset(seed=seed)
-        options = options or {}
-        task, env = self.index.get(options["task_id"]) if "task_id" in options else self._draw_task()
+        task_id, user = (options.get("task_id"), options.get("user")) if options else (None, None)
+        task, env = self.index.get(task_id) if task_id is not None else self._draw_task()
         self.world = world = self.adapter.make_world(task)
         self._verifier = self.adapter.make_verifier(task)
-        self._user = user = options.get("user") or self.adapter.make_user(task)
+        self._user = user = user or self.adapter.make_user(task)
         self.episode = episode = Episode(task=task, env=env)
         system = task.metadata.get("system_prompt", env.system_prompt)
-        new: list[ChatMessage] = [{"role": "system", "content": str(system)}] if system else []
+        new: list[ChatMessage] = [{"role": "system", "content": system if isinstance(system, str) else str(system)}] if system else []
         if greeting := task.metadata.get("agent_greeting"):
             new.append({"role": "assistant", "content": str(greeting)})
         first = user.start(task)
