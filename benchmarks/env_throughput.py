@@ -1,21 +1,26 @@
 """Environment throughput on ToolWorld: ``ToolUseEnv`` versus the same work done by hand.
 
-Both sides replay the same pre-rendered assistant messages (every task's gold solution, in
+All sides replay the same pre-rendered assistant messages (every task's gold solution, in
 Qwen3's wire format) on one CPU core and do the same work per message: parse the tool calls,
 validate each against its JSON schema, execute it on a fresh world, render the results, and,
-at the end of the episode, score it with the task's verifier. The direct side calls the parts
-(``parse_tool_calls``, ``ToolBox.check``, ``world.call``, the scripted user, the verifier)
-itself and keeps only the episode record the verifier reads (assistant messages and call
-records); the env side goes through ``gym.make`` / ``reset`` / ``step``, which also keeps the
-whole transcript (tool and user messages) and returns an ``info`` dict with the new chat
-messages and the tool schemas at every step. The overhead is the price of that bookkeeping.
+at the end of the episode, score it with the task's verifier.
+
+* ``direct`` calls those parts itself (``parse_tool_calls``, ``ToolBox.check``, the world, the
+  scripted user, the verifier) and keeps only the episode record the verifier reads (assistant
+  messages and call records). The wrapper overhead is measured against it.
+* ``loop`` is ``direct`` plus what any hand-written rollout loop needs on top: the chat
+  transcript (system, user and tool messages, to prompt the model with) and the step cap.
+* ``env`` goes through ``gym.make`` / ``reset`` / ``step``, which keeps the transcript, applies
+  the limits and returns an ``info`` dict (new messages, tool schemas, parse result, outcome)
+  at every step.
 
 A step is one assistant message. Gold end states are computed in a warm-up pass (the adapter
 caches one per task, as a GRPO group of rollouts shares it). Times are the process's CPU time
-(``time.process_time``), so other load on the machine does not count; the two sides alternate
-and each keeps the best of ``repeats`` passes over the tasks.
+(``time.process_time``). The tasks are cut into chunks; every chunk is timed on each side back
+to back, in rotating order, so that slow spells of a shared machine fall on all sides, and
+the overhead is the median over chunks of the per-chunk time ratio.
 
-Run: ``python benchmarks/env_throughput.py [--tasks 2000 --repeats 3 --cpu 0]``.
+Run: ``python benchmarks/env_throughput.py [--tasks 2000 --repeats 5 --chunk 100 --cpu 0]``.
 """
 
 from __future__ import annotations
@@ -99,6 +104,42 @@ def run_direct(adapter: envsched_gym.Adapter, index: object, episodes: list[tupl
     return steps, total / len(episodes)
 
 
+def run_loop(adapter: envsched_gym.Adapter, index: object, episodes: list[tuple[TaskSpec, list[str]]]) -> tuple[int, float]:
+    """``run_direct`` plus the chat transcript and the step cap of a hand-written rollout loop."""
+    steps, total = 0, 0.0
+    for task, actions in episodes:
+        env_spec = index.envs[task.env_id]  # type: ignore[attr-defined]
+        world, verifier = adapter.make_world(task), adapter.make_verifier(task)
+        tools = world.tools()
+        toolbox, signatures = index.toolbox(tools), index.signatures(tools)  # type: ignore[attr-defined]
+        user, episode = adapter.make_user(task), Episode(task=task, env=env_spec)
+        transcript = episode.messages
+        transcript += [{"role": "system", "content": env_spec.system_prompt}, {"role": "user", "content": user.start(task)}]
+        world.begin_turn(0)
+        for n, action in enumerate(actions, 1):
+            steps += 1
+            parsed = parse_tool_calls(action, signatures=signatures)
+            transcript.append(Message.assistant(parsed.content, tool_calls=parsed.calls))
+            if parsed.calls:
+                outputs = [_run_call(world, toolbox, call, episode) for call in parsed.calls]
+                transcript += [{"role": "tool", "content": o, "name": c.name} for o, c in zip(outputs, parsed.calls, strict=True)]
+                render_tool_results(outputs)
+            else:
+                verifier.on_turn_end(episode, world)
+                reply = user.reply(episode)
+                if reply.stop:
+                    episode.termination = "agent"
+                    total += verifier.score(episode, world).reward
+                    break
+                episode.turn += 1
+                world.begin_turn(episode.turn)
+                transcript.append({"role": "user", "content": reply.content})
+            if n >= env_spec.max_steps:
+                episode.termination = "max_steps"
+                break
+    return steps, total / len(episodes)
+
+
 def _run_call(world: envsched_gym.World, toolbox: object, call: envsched_gym.ToolCall, episode: Episode) -> str:
     error = toolbox.check(call)  # type: ignore[attr-defined]
     output = error if error is not None else execute(world, call)
@@ -111,29 +152,34 @@ def _run_call(world: envsched_gym.World, toolbox: object, call: envsched_gym.Too
     return output
 
 
-def _timed(fn: Callable[[], tuple[int, float]]) -> float:
+def _timed(fn: Callable[[], object]) -> float:
     start = time.process_time()
     fn()
     return time.process_time() - start
 
 
-def _paired_passes(config: ThroughputConfig, env_side: Callable[[int, int], object], direct_side: Callable[[int, int], object], n: int) -> tuple[list[float], list[float]]:
-    """CPU seconds of each side on each chunk of episodes, chunk by chunk, every pass.
+def _paired_chunks(config: ThroughputConfig, sides: dict[str, Callable[[int, int], object]], n: int) -> dict[str, list[float]]:
+    """CPU seconds of every side on every chunk of episodes, every pass.
 
-    The two sides of a chunk run back to back, first one then the other in alternation, so
-    slow spells of a shared machine fall on both; the caller compares them chunk by chunk.
+    A chunk runs on all sides back to back, in an order that rotates from chunk to chunk, so
+    slow spells of a shared machine fall on all of them; callers compare chunk by chunk.
     """
-    env_times, direct_times = [], []
+    names = list(sides)
+    times: dict[str, list[float]] = {name: [] for name in names}
     for repeat in range(config.repeats):
         for k, lo in enumerate(range(0, n, config.chunk)):
             hi = min(lo + config.chunk, n)
-            if (repeat + k) % 2 == 0:
-                e, d = _timed(lambda: env_side(lo, hi)), _timed(lambda: direct_side(lo, hi))  # noqa: B023
-            else:
-                d, e = _timed(lambda: direct_side(lo, hi)), _timed(lambda: env_side(lo, hi))  # noqa: B023
-            env_times.append(e)
-            direct_times.append(d)
-    return env_times, direct_times
+            shift = (repeat + k) % len(names)
+            for name in names[shift:] + names[:shift]:
+                times[name].append(_timed(lambda: sides[name](lo, hi)))  # noqa: B023
+    return times
+
+
+def _overhead(over: list[float], base: list[float]) -> tuple[float, float, float]:
+    """Median and quartiles over chunks of ``over / base - 1``."""
+    ratios = sorted(a / b for a, b in zip(over, base, strict=True))
+    q1, q3 = (ratios[int(q * (len(ratios) - 1))] - 1 for q in (0.25, 0.75))
+    return statistics.median(ratios) - 1, q1, q3
 
 
 def main(config: ThroughputConfig) -> dict[str, float]:
@@ -147,50 +193,38 @@ def main(config: ThroughputConfig) -> dict[str, float]:
     tasks = [index.get(i)[0] for i in ids]
     rendered = [[render_turn(t) for t in task.solution] for task in tasks]
     env_episodes, direct_episodes = list(zip(ids, rendered, strict=True)), list(zip(tasks, rendered, strict=True))
-    # Warm-up pass: fills the per-task gold-state cache and checks that both sides score alike.
-    steps, env_reward = run_env(env, env_episodes)
-    direct_steps, direct_reward = run_direct(adapter, index, direct_episodes)
+    runs: dict[str, Callable[[int, int], tuple[int, float]]] = {
+        "env": lambda lo, hi: run_env(env, env_episodes[lo:hi]),
+        "loop": lambda lo, hi: run_loop(adapter, index, direct_episodes[lo:hi]),
+        "direct": lambda lo, hi: run_direct(adapter, index, direct_episodes[lo:hi]),
+    }
+    # Warm-up pass: fills the per-task gold-state cache and checks that all sides score alike.
+    checks = {name: run(0, len(ids)) for name, run in runs.items()}
     # The suite and the caches are long-lived: keep them out of the cyclic collector, so that a
     # full collection over them does not land on one side's chunk at random.
     gc.collect()
     gc.freeze()
     try:
-        env_times, direct_times = _paired_passes(
-            config,
-            lambda lo, hi: run_env(env, env_episodes[lo:hi]),
-            lambda lo, hi: run_direct(adapter, index, direct_episodes[lo:hi]),
-            len(ids),
-        )
+        times = _paired_chunks(config, runs, len(ids))
     finally:
         gc.unfreeze()
-    ratios = sorted(e / d for e, d in zip(env_times, direct_times, strict=True))
-    overhead = statistics.median(ratios) - 1
-    low, high = (ratios[int(q * (len(ratios) - 1))] - 1 for q in (0.25, 0.75))
-    env_time, direct_time = sum(env_times) / config.repeats, sum(direct_times) / config.repeats
-    rows = [
-        ("ToolUseEnv (gym.make)", steps, env_time, env_reward),
-        ("direct (parse+check+call+verify)", direct_steps, direct_time, direct_reward),
-    ]
+    labels = {"env": "ToolUseEnv (gym.make)", "loop": "loop (direct + transcript + cap)", "direct": "direct (parse+check+call+verify)"}
     affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "n/a"
     print(f"ToolWorld throughput: {len(ids)} episodes, {config.repeats} passes in chunks of {config.chunk}, CPU affinity {affinity}")
     print(f"{'path':<34} {'steps':>7} {'cpu s':>8} {'steps/s':>9} {'us/step':>8} {'episodes/s':>10} {'reward':>7}")
-    for name, n_steps, seconds, reward in rows:
+    figures: dict[str, float] = {}
+    for name, (n_steps, reward) in checks.items():
+        seconds = sum(times[name]) / config.repeats
+        figures[f"{name}_steps_per_s"], figures[f"{name}_reward"] = n_steps / seconds, reward
         print(
-            f"{name:<34} {n_steps:>7} {seconds:>8.3f} {n_steps / seconds:>9.0f} {1e6 * seconds / n_steps:>8.1f} {len(ids) / seconds:>10.0f} {reward:>7.3f}"
+            f"{labels[name]:<34} {n_steps:>7} {seconds:>8.3f} {n_steps / seconds:>9.0f} {1e6 * seconds / n_steps:>8.1f} {len(ids) / seconds:>10.0f} {reward:>7.3f}"
         )
-    print(
-        f"wrapper overhead: {100 * overhead:+.1f}% (median over {len(ratios)} paired chunks of env time / direct time - 1;"
-        f" quartiles {100 * low:+.1f}% .. {100 * high:+.1f}%; ratio of totals {100 * (env_time / direct_time - 1):+.1f}%)"
-    )
-    return {
-        "env_steps_per_s": steps / env_time,
-        "direct_steps_per_s": direct_steps / direct_time,
-        "overhead": overhead,
-        "overhead_q1": low,
-        "overhead_q3": high,
-        "env_reward": env_reward,
-        "direct_reward": direct_reward,
-    }
+    n_chunks = len(times["env"])
+    for name, base, what in (("overhead", "direct", "wrapper overhead"), ("overhead_vs_loop", "loop", "env over loop")):
+        mid, q1, q3 = _overhead(times["env"], times[base])
+        figures[name], figures[f"{name}_q1"], figures[f"{name}_q3"] = mid, q1, q3
+        print(f"{what + ':':<18} {100 * mid:+.1f}% (median over {n_chunks} chunks of env time / {base} time - 1; quartiles {100 * q1:+.1f}% .. {100 * q3:+.1f}%)")
+    return figures
 
 
 def _parse_args() -> ThroughputConfig:
