@@ -90,7 +90,7 @@ def run_direct(adapter: envsched_gym.Adapter, index: object, episodes: list[tupl
         for action in actions:
             steps += 1
             parsed = parse_tool_calls(action, signatures=signatures)
-            episode.messages.append(Message.assistant(parsed.content, tool_calls=parsed.calls))
+            episode.messages.append(Message.assistant(parsed.content, calls=parsed.calls))
             if parsed.calls:
                 render_tool_results([_run_call(world, toolbox, call, episode) for call in parsed.calls])
                 continue
@@ -119,7 +119,7 @@ def run_loop(adapter: envsched_gym.Adapter, index: object, episodes: list[tuple[
         for n, action in enumerate(actions, 1):
             steps += 1
             parsed = parse_tool_calls(action, signatures=signatures)
-            transcript.append(Message.assistant(parsed.content, tool_calls=parsed.calls))
+            transcript.append(Message.assistant(parsed.content, calls=parsed.calls))
             if parsed.calls:
                 outputs = [_run_call(world, toolbox, call, episode) for call in parsed.calls]
                 transcript += [{"role": "tool", "content": o, "name": c.name} for o, c in zip(outputs, parsed.calls, strict=True)]

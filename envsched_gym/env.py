@@ -226,7 +226,7 @@ class ToolUseEnv(gym.Env[str, str]):
             return None
         lines = []
         for m in self.episode.messages:
-            calls = "".join(f"\n  -> {c.name}({c.arguments})" for c in (m.tool_calls if isinstance(m, Message) else ()))
+            calls = "".join(f"\n  -> {c.name}({c.arguments})" for c in (m.calls if isinstance(m, Message) else ()))
             name = f":{m['name']}" if m.get("name") else ""
             lines.append(f"[{m['role']}{name}] {m.get('content') or ''}{calls}")
         return "\n".join(lines)

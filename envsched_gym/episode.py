@@ -2,7 +2,7 @@
 
 The transcript is a list of chat dicts, exactly what ``tokenizer.apply_chat_template`` takes.
 Assistant messages the env records are :class:`Message` s: dicts that also keep the parsed
-calls typed. Read any entry by key (``m["role"]``, ``m.get("content")``); use
+calls typed (``message.calls``). Read any entry by key (``m["role"]``, ``m.get("content")``); use
 :meth:`Episode.assistant_messages` for typed access to the assistant's calls.
 """
 
@@ -27,7 +27,9 @@ class Message(dict[str, Any]):
     Build one like the dict it is, ``Message(role="user", content="hi")`` (or from any chat dict,
     ``Message(chat)``); :meth:`assistant` builds an assistant message from parsed calls. The
     keys are what a chat template reads: ``role``, ``content``, and when present ``tool_calls``
-    (OpenAI form), ``name`` (on tool results) and ``reasoning_content``. An episode's transcript
+    (OpenAI form), ``name`` (on tool results) and ``reasoning_content``; :attr:`calls` has the
+    same calls typed (named apart from the key, so that a template's ``message.tool_calls``
+    still finds the OpenAI form). An episode's transcript
     therefore goes to ``tokenizer.apply_chat_template`` as it is, and ``info["messages"]``
     hands out these same objects: copy one (``dict(message)``) before changing it, or the
     episode's transcript changes too.
@@ -36,14 +38,14 @@ class Message(dict[str, Any]):
     __slots__ = ("_calls",)
 
     @classmethod
-    def assistant(cls, content: str, tool_calls: list[ToolCall] | None = None, reasoning: str | None = None) -> Message:
-        """An assistant message; ``tool_calls`` are kept typed and written in OpenAI form."""
+    def assistant(cls, content: str, calls: list[ToolCall] | None = None, reasoning: str | None = None) -> Message:
+        """An assistant message; ``calls`` are kept typed and written in OpenAI form."""
         message = cls(role="assistant", content=content)
-        if tool_calls:
-            message["tool_calls"] = [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in tool_calls]
+        if calls:
+            message["tool_calls"] = [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls]
         if reasoning:
             message["reasoning_content"] = reasoning
-        message._calls = tool_calls if tool_calls is not None else []
+        message._calls = calls if calls is not None else []
         return message
 
     @property
@@ -67,7 +69,7 @@ class Message(dict[str, Any]):
         return self.get("reasoning_content")
 
     @property
-    def tool_calls(self) -> list[ToolCall]:
+    def calls(self) -> list[ToolCall]:
         """The message's calls as :class:`ToolCall` s (read back from the chat form if need be)."""
         try:
             return self._calls

@@ -203,7 +203,7 @@ def test_info_messages_are_the_transcript_entries(env: gym.Env) -> None:
     info = env.step(_call("read_note", title="todo"))[4]
     transcript = env.unwrapped.episode.messages
     assert all(any(m is t for t in transcript) for m in first["messages"] + info["messages"])
-    assert info["messages"][0].tool_calls[0].name == "read_note" and info["messages"][1] == {
+    assert info["messages"][0].calls[0].name == "read_note" and info["messages"][1] == {
         "role": "tool", "content": '{"text": "buy milk", "tag": "home"}', "name": "read_note"}  # fmt: skip
 
 

@@ -28,7 +28,7 @@ def _first_reply(episode: Episode) -> tuple[str, list[dict[str, Any]]]:
     replies = episode.assistant_messages()
     if not replies:
         return "", []
-    return replies[0].content, [{c.name: dict(c.arguments)} for c in replies[0].tool_calls]
+    return replies[0].content, [{c.name: dict(c.arguments)} for c in replies[0].calls]
 
 
 class NormalVerifier(Verifier):
@@ -84,7 +84,7 @@ class AgentVerifier(Verifier):
         saved = world.saved_state() if executed or self.mode == "strict" else []
         state = check_end_state(saved, params["ground_truth"], self.mode)
         end_ok = state.valid and not episode.abnormal
-        messages = [m.tool_calls for m in episode.assistant_messages() if m.tool_calls]
+        messages = [m.calls for m in episode.assistant_messages() if m.calls]
         process = 1.0 if end_ok else process_accuracy(messages, params["mile_stone"], self.mode)
         return Outcome(
             reward=float(end_ok),

@@ -34,7 +34,7 @@ def first_response(episode: Episode) -> tuple[list[ToolCall], bool]:
     if not replies:
         return [], False
     message = replies[0]
-    return list(message.tool_calls), episode.parse_errors == 0
+    return list(message.calls), episode.parse_errors == 0
 
 
 class SingleTurnVerifier(Verifier):

@@ -118,7 +118,7 @@ class TauVerifier(Verifier):
         agent_hash = replayed.sha256()
         infos = [str(i) for i in params.get("communicate_info", [])]
         comm = {info: communicated(info, episode.messages) for info in infos}
-        calls = [c for m in episode.assistant_messages() for c in m.tool_calls]
+        calls = [c for m in episode.assistant_messages() for c in m.calls]
         actions = params.get("actions", [])
         matched = [action_matched(a, calls) for a in actions]
         env_checks = [self._env_assertion(replayed, a) for a in params.get("env_assertions", [])]

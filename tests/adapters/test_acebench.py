@@ -76,7 +76,7 @@ def episode_with(task: TaskSpec, calls: list[list]) -> Episode:
     env = next(e for e in adapter("strict").env_specs() if e.env_id == task.env_id)
     episode = Episode(task=task, env=env, termination="agent")
     for i, message_calls in enumerate(calls):
-        episode.messages.append(Message.assistant("", tool_calls=message_calls))
+        episode.messages.append(Message.assistant("", calls=message_calls))
         episode.calls += [CallRecord(0, i + 1, c, "ok", True, True) for c in message_calls]
     episode.messages.append(Message(role="assistant", content="done"))
     return episode

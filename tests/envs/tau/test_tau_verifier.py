@@ -28,7 +28,7 @@ def _episode(adapter: envsched_gym.Adapter, task: TaskSpec, calls: list[ToolCall
     messages = [Message(role="user", content=task.instruction)]
     records = []
     for step, call in enumerate(calls):
-        messages.append(Message.assistant("", tool_calls=[call]))
+        messages.append(Message.assistant("", calls=[call]))
         try:
             result = str(world.call(call.name, call.arguments))
         except ToolError as exc:
