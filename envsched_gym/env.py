@@ -209,6 +209,8 @@ class ToolUseEnv(gym.Env[str, str]):
 
     # ------------------------------------------------------------------- info
     def _info(self, ep: Episode, new: list[ChatMessage], parsed: ParseResult | None) -> dict[str, Any]:
+        """Ids, counters, the new transcript entries (the episode's own, not copies), the tool
+        schemas and the step's ``ParseResult``; at the end also the outcome and termination."""
         if parsed is None:
             return {"task_id": ep.task.task_id, "env_id": ep.env.env_id, "turn": ep.turn, "step": ep.steps, "messages": new, "tools": self._schemas}
         info = {"task_id": ep.task.task_id, "env_id": ep.env.env_id, "turn": ep.turn, "step": ep.steps, "messages": new, "tools": self._schemas, "parse": parsed}
