@@ -29,10 +29,10 @@ class Message(dict[str, Any]):
     keys are what a chat template reads: ``role``, ``content``, and when present ``tool_calls``
     (OpenAI form), ``name`` (on tool results) and ``reasoning_content``; :attr:`calls` has the
     same calls typed (named apart from the key, so that a template's ``message.tool_calls``
-    still finds the OpenAI form). An episode's transcript
-    therefore goes to ``tokenizer.apply_chat_template`` as it is, and ``info["messages"]``
-    hands out these same objects: copy one (``dict(message)``) before changing it, or the
-    episode's transcript changes too.
+    still finds the OpenAI form). An episode's transcript therefore goes to
+    ``tokenizer.apply_chat_template`` as it is, and ``info["messages"]`` hands out these same
+    objects: copy one (``dict(message)``) before changing it, or the episode's transcript
+    changes too.
     """
 
     __slots__ = ("_calls",)
@@ -90,7 +90,10 @@ def _typed_call(chat: dict[str, Any]) -> ToolCall:
     function = chat.get("function", chat)
     arguments = function.get("arguments") or {}
     if isinstance(arguments, str):
-        arguments = json.loads(arguments)
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"tool call {function.get('name')!r}: arguments are not JSON ({exc.msg}): {arguments[:80]!r}") from exc
     return ToolCall(function["name"], arguments, chat.get("id"))
 
 

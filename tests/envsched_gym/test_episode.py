@@ -62,3 +62,9 @@ def test_a_chat_template_reads_the_openai_form_of_the_calls() -> None:
     jinja2 = pytest.importorskip("jinja2")
     template = jinja2.Environment().from_string("{% for c in m.tool_calls %}{{ c.function.name }}:{{ c.function.arguments | tojson }}{% endfor %}")
     assert template.render(m=Message.assistant("", [ToolCall("f", {"a": 1})])) == 'f:{"a": 1}'
+
+
+def test_unreadable_call_arguments_name_the_call() -> None:
+    m = Message({"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "g", "arguments": "{oops"}}]})
+    with pytest.raises(ValueError, match="tool call 'g': arguments are not JSON"):
+        _ = m.calls
