@@ -9,6 +9,7 @@ structured messages, the tool schemas, the parse result and the reward breakdown
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -24,6 +25,8 @@ from envsched_gym.users import UserSimulator
 from envsched_gym.validation import ToolBox, jsonable
 from envsched_gym.verifier import Verifier
 from envsched_gym.world import ToolError, World
+
+RESET_OPTIONS: frozenset[str] = frozenset({"task_id", "user"})
 
 
 class ToolUseEnv(gym.Env[str, str]):
@@ -66,10 +69,18 @@ class ToolUseEnv(gym.Env[str, str]):
 
     # ------------------------------------------------------------------ reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """Start an episode of ``options["task_id"]`` (or a task drawn with the env's RNG)."""
+        """Start an episode.
+
+        Options: ``task_id`` (without it, a task of ``split`` drawn with the env's RNG) and
+        ``user``, a :class:`UserSimulator` that replaces the task's own for this episode.
+        """
         if seed is not None:  # gymnasium's reset only (re)seeds ``np_random``
             super().reset(seed=seed)
-        task_id, user = (options.get("task_id"), options.get("user")) if options else (None, None)
+        task_id = user = None
+        if options:
+            if not options.keys() <= RESET_OPTIONS:
+                raise _unknown_options(options)
+            task_id, user = options.get("task_id"), options.get("user")
         task, env = self.index.get(task_id) if task_id is not None else self._draw_task()
         self.world = world = self.adapter.make_world(task)
         self._verifier = self.adapter.make_verifier(task)
@@ -232,6 +243,13 @@ class ToolUseEnv(gym.Env[str, str]):
             name = f":{m['name']}" if m.get("name") else ""
             lines.append(f"[{m['role']}{name}] {m.get('content') or ''}{calls}")
         return "\n".join(lines)
+
+
+def _unknown_options(options: dict[str, Any]) -> ValueError:
+    unknown = sorted(set(options) - RESET_OPTIONS, key=str)
+    hints = {k: difflib.get_close_matches(str(k), sorted(RESET_OPTIONS), n=1) for k in unknown}
+    named = ", ".join(f"{k!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for k, h in hints.items())
+    return ValueError(f"unknown reset option(s) {named}; ToolUseEnv.reset takes {sorted(RESET_OPTIONS)}")
 
 
 def execute(world: World, call: ToolCall) -> str:

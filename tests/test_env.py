@@ -253,3 +253,8 @@ def test_tools_a_world_adds_at_a_turn_are_listed_and_callable_from_that_turn() -
     _, _, _, _, info = env.step("It says buy milk.")
     assert info["turn"] == 1 and "archive" in {t["function"]["name"] for t in info["tools"]}
     assert env.step(_call("archive", title="todo"))[0] == "<tool_response>\narchived\n</tool_response>"
+
+
+def test_unknown_reset_option_is_named_with_a_suggestion(env: gym.Env) -> None:
+    with pytest.raises(ValueError, match=r"unknown reset option\(s\) 'taskid' \(did you mean 'task_id'\?\)"):
+        env.reset(options={"taskid": "notes/0"})
