@@ -94,9 +94,7 @@ class ToolUseEnv(gym.Env[str, str]):
         new.append({"role": "user", "content": first})
         episode.messages.extend(new)
         world.begin_turn(0)
-        tools = task.tools if task.tools is not None else world.tools()
-        if tools is not self._tools:
-            self._use_tools(tools)
+        self._refresh_tools()
         return first, self._info(episode, new, None)
 
     def _draw_task(self) -> tuple[TaskSpec, EnvSpec]:
@@ -193,9 +191,7 @@ class ToolUseEnv(gym.Env[str, str]):
         ep.turn += 1
         ep.steps_in_turn = 0
         world.begin_turn(ep.turn)
-        tools = ep.task.tools if ep.task.tools is not None else world.tools()
-        if tools is not self._tools:
-            self._use_tools(tools)
+        self._refresh_tools()
         message = {"role": "user", "content": reply.content}
         ep.messages.append(message)
         new.append(message)
@@ -211,12 +207,14 @@ class ToolUseEnv(gym.Env[str, str]):
             return self.world.tools()
         return []
 
-    def _use_tools(self, tools: list[ToolSpec]) -> None:
-        """Switch to another tool list: its validators, signatures and schemas (cached per list by
-        the index). The env reads the task's or world's tool list at reset and when a user turn
-        starts, where a world may add or remove tools."""
-        self._tools = tools
-        _, self._toolbox, self._schemas, self._signatures = self.index.tool_entry(tools)
+    def _refresh_tools(self) -> None:
+        """Re-read the tool list (at reset and when a user turn starts, where a world may add or
+        remove tools) and, for another list, its validators, signatures and schemas (cached per
+        list by the index)."""
+        tools = self.tools()
+        if tools is not self._tools:
+            self._tools = tools
+            _, self._toolbox, self._schemas, self._signatures = self.index.tool_entry(tools)
 
     # ------------------------------------------------------------------- info
     def _info(self, ep: Episode, new: list[ChatMessage], parsed: ParseResult | None) -> dict[str, Any]:
