@@ -30,20 +30,18 @@ def replay(side: str, tasks: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import gc
 
-    from benchmarks.env_throughput import GYM_ID, run_direct, run_env, run_loop
+    from benchmarks.env_throughput import GYM_ID, replay_inputs, run_direct, run_env, run_loop
     from envsched_gym.registry import make
-    from envsched_gym.rendering import render_turn
 
     env = make(GYM_ID)
     core = env.unwrapped
     ids = core.index.ids("all")
     ids = ids[:: max(1, len(ids) // tasks)][:tasks]
-    specs = [core.index.get(i)[0] for i in ids]
-    rendered = [[render_turn(t) for t in task.solution] for task in specs]
+    env_episodes, direct_episodes = replay_inputs(core.index, ids)
     runs = {
-        "env": lambda: run_env(env, list(zip(ids, rendered, strict=True))),
-        "loop": lambda: run_loop(core.adapter, core.index, list(zip(specs, rendered, strict=True))),
-        "direct": lambda: run_direct(core.adapter, core.index, list(zip(specs, rendered, strict=True))),
+        "env": lambda: run_env(env, env_episodes),
+        "loop": lambda: run_loop(core.adapter, core.index, direct_episodes),
+        "direct": lambda: run_direct(core.adapter, core.index, direct_episodes),
     }
     runs[side]()  # warm-up: gold states, caches, specialised bytecode
     gc.collect()

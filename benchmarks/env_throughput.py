@@ -32,6 +32,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import gymnasium as gym
 
@@ -80,11 +81,7 @@ def run_direct(adapter: envsched_gym.Adapter, index: object, episodes: list[tupl
     """The same work without ``ToolUseEnv``; return (steps, mean reward)."""
     steps, total = 0, 0.0
     for task, actions in episodes:
-        env_spec = index.envs[task.env_id]  # type: ignore[attr-defined]
-        world, verifier = adapter.make_world(task), adapter.make_verifier(task)
-        tools = world.tools()
-        toolbox, signatures = index.toolbox(tools), index.signatures(tools)  # type: ignore[attr-defined]
-        user, episode = adapter.make_user(task), Episode(task=task, env=env_spec)
+        world, verifier, user, episode, toolbox, signatures = _start(adapter, index, task)
         user.start(task)
         world.begin_turn(0)
         for action in actions:
@@ -108,13 +105,9 @@ def run_loop(adapter: envsched_gym.Adapter, index: object, episodes: list[tuple[
     """``run_direct`` plus the chat transcript and the step cap of a hand-written rollout loop."""
     steps, total = 0, 0.0
     for task, actions in episodes:
-        env_spec = index.envs[task.env_id]  # type: ignore[attr-defined]
-        world, verifier = adapter.make_world(task), adapter.make_verifier(task)
-        tools = world.tools()
-        toolbox, signatures = index.toolbox(tools), index.signatures(tools)  # type: ignore[attr-defined]
-        user, episode = adapter.make_user(task), Episode(task=task, env=env_spec)
+        world, verifier, user, episode, toolbox, signatures = _start(adapter, index, task)
         transcript = episode.messages
-        transcript += [{"role": "system", "content": env_spec.system_prompt}, {"role": "user", "content": user.start(task)}]
+        transcript += [{"role": "system", "content": episode.env.system_prompt}, {"role": "user", "content": user.start(task)}]
         world.begin_turn(0)
         for n, action in enumerate(actions, 1):
             steps += 1
@@ -134,10 +127,26 @@ def run_loop(adapter: envsched_gym.Adapter, index: object, episodes: list[tuple[
                 episode.turn += 1
                 world.begin_turn(episode.turn)
                 transcript.append({"role": "user", "content": reply.content})
-            if n >= env_spec.max_steps:
+            if n >= episode.env.max_steps:
                 episode.termination = "max_steps"
                 break
     return steps, total / len(episodes)
+
+
+def _start(adapter: envsched_gym.Adapter, index: object, task: TaskSpec) -> tuple[Any, ...]:
+    """A by-hand episode of ``task``: world, verifier, user, episode record, validators, signatures."""
+    world = adapter.make_world(task)
+    tools = world.tools()
+    episode = Episode(task=task, env=index.envs[task.env_id])  # type: ignore[attr-defined]
+    return world, adapter.make_verifier(task), adapter.make_user(task), episode, index.toolbox(tools), index.signatures(tools)  # type: ignore[attr-defined]
+
+
+def replay_inputs(index: object, ids: list[str]) -> tuple[list[tuple[str, list[str]]], list[tuple[TaskSpec, list[str]]]]:
+    """The gold turns of tasks ``ids`` in Qwen3 wire format, keyed by task id (for the env) and
+    by task (for the by-hand sides)."""
+    tasks = [index.get(i)[0] for i in ids]  # type: ignore[attr-defined]
+    rendered = [[render_turn(t) for t in task.solution] for task in tasks]
+    return list(zip(ids, rendered, strict=True)), list(zip(tasks, rendered, strict=True))
 
 
 def _run_call(world: envsched_gym.World, toolbox: object, call: envsched_gym.ToolCall, episode: Episode) -> str:
@@ -190,9 +199,7 @@ def main(config: ThroughputConfig) -> dict[str, float]:
     core = env.unwrapped
     adapter, index = core.adapter, core.index
     ids = index.ids("all")[: config.tasks or None]
-    tasks = [index.get(i)[0] for i in ids]
-    rendered = [[render_turn(t) for t in task.solution] for task in tasks]
-    env_episodes, direct_episodes = list(zip(ids, rendered, strict=True)), list(zip(tasks, rendered, strict=True))
+    env_episodes, direct_episodes = replay_inputs(index, ids)
     runs: dict[str, Callable[[int, int], tuple[int, float]]] = {
         "env": lambda lo, hi: run_env(env, env_episodes[lo:hi]),
         "loop": lambda lo, hi: run_loop(adapter, index, direct_episodes[lo:hi]),
