@@ -59,11 +59,6 @@ class Message(dict[str, Any]):
         return self.get("content") or ""
 
     @property
-    def name(self) -> str | None:
-        """The tool a ``tool`` message answers."""
-        return self.get("name")
-
-    @property
     def reasoning(self) -> str | None:
         """The assistant's ``<think>`` text, when it had any."""
         return self.get("reasoning_content")
@@ -76,10 +71,6 @@ class Message(dict[str, Any]):
         except AttributeError:
             self._calls = [_typed_call(c) for c in self.get("tool_calls") or ()]
             return self._calls
-
-    def to_chat(self) -> dict[str, Any]:
-        """A plain-dict copy of the message, safe to change."""
-        return dict(self)
 
     def __repr__(self) -> str:
         return f"Message({dict.__repr__(self)})"
