@@ -17,7 +17,7 @@ at the end of the episode, score it with the task's verifier.
 A step is one assistant message. Gold end states are computed in a warm-up pass (the adapter
 caches one per task, as a GRPO group of rollouts shares it). Times are the process's CPU time
 (``time.process_time``). The tasks are cut into chunks; every chunk is timed on each side back
-to back, in rotating order, so that slow spells of a shared machine fall on all sides, and
+to back, in an order that cycles through all permutations of the sides, so that slow spells of a shared machine fall on all sides, and
 the overhead is the median over chunks of the per-chunk time ratio.
 
 Run: ``python benchmarks/env_throughput.py [--tasks 2000 --repeats 5 --chunk 100 --cpu 0]``.
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import os
 import statistics
 import time
@@ -170,16 +171,19 @@ def _timed(fn: Callable[[], object]) -> float:
 def _paired_chunks(config: ThroughputConfig, sides: dict[str, Callable[[int, int], object]], n: int) -> dict[str, list[float]]:
     """CPU seconds of every side on every chunk of episodes, every pass.
 
-    A chunk runs on all sides back to back, in an order that rotates from chunk to chunk, so
-    slow spells of a shared machine fall on all of them; callers compare chunk by chunk.
+    A chunk runs on all sides back to back, so slow spells of a shared machine fall on all of
+    them, and callers compare chunk by chunk. The order cycles through every permutation of
+    the sides: each side comes first, and comes right after each other side, equally often
+    (the side that runs second on a chunk finds its data in cache; with a mere rotation, one
+    side would always follow the same other side).
     """
-    names = list(sides)
-    times: dict[str, list[float]] = {name: [] for name in names}
+    orders = list(itertools.permutations(sides))
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    chunks = range(0, n, config.chunk)
     for repeat in range(config.repeats):
-        for k, lo in enumerate(range(0, n, config.chunk)):
+        for k, lo in enumerate(chunks):
             hi = min(lo + config.chunk, n)
-            shift = (repeat + k) % len(names)
-            for name in names[shift:] + names[:shift]:
+            for name in orders[(repeat * len(chunks) + k) % len(orders)]:
                 times[name].append(_timed(lambda: sides[name](lo, hi)))  # noqa: B023
     return times
 

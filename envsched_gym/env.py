@@ -5,6 +5,12 @@ in ``<tool_response>`` blocks, or the next user message). The episode ends when 
 (scripted or simulated) has nothing more to say, or at a step limit (``truncated``). The
 outcome reward comes from the task's verifier at the end; ``info`` carries the new
 structured messages, the tool schemas, the parse result and the reward breakdown.
+
+``info`` keys: at ``reset``, ``task_id``, ``env_id``, ``turn``, ``messages`` and ``tools``; at
+every step, ``turn``, ``step``, ``messages``, ``tools`` and ``parse``; at the last step also
+``task_id``, ``env_id``, ``outcome``, ``reward_breakdown``, ``termination`` (and ``user_error``).
+The ids, constant in an episode, are left out in between: a vector env merges every key of
+every step's ``info`` into arrays.
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ class ToolUseEnv(gym.Env[str, str]):
         self._toolbox: ToolBox | None = None
         self._schemas: list[dict[str, Any]] = []
         self._signatures: dict[str, list[str]] = {}
+        self._single_response = False
+        self._turn_cap = 0
 
     # ------------------------------------------------------------------ reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -78,24 +86,36 @@ class ToolUseEnv(gym.Env[str, str]):
             super().reset(seed=seed)
         task_id = user = None
         if options:
-            if not options.keys() <= RESET_OPTIONS:
-                raise _unknown_options(options)
-            task_id, user = options.get("task_id"), options.get("user")
+            if len(options) > 1 or "task_id" not in options:  # the usual {"task_id": ...} needs no check
+                if not options.keys() <= RESET_OPTIONS:
+                    raise _unknown_options(options)
+                user = options.get("user")
+            task_id = options.get("task_id")
         task, env = self.index.get(task_id) if task_id is not None else self._draw_task()
         self.world = world = self.adapter.make_world(task)
         self._verifier = self.adapter.make_verifier(task)
         self._user = user = user or self.adapter.make_user(task)
         self.episode = episode = Episode(task=task, env=env)
-        system = task.metadata.get("system_prompt", env.system_prompt)
-        new: list[ChatMessage] = [{"role": "system", "content": system if isinstance(system, str) else str(system)}] if system else []
-        if greeting := task.metadata.get("agent_greeting"):
-            new.append({"role": "assistant", "content": str(greeting)})
+        self._single_response = env.interaction == "single_response"
+        self._turn_cap = _turn_cap(env, 0)
+        new = self._opening(task, env)
         first = user.start(task)
         new.append({"role": "user", "content": first})
-        episode.messages.extend(new)
+        episode.messages += new
         world.begin_turn(0)
         self._refresh_tools()
-        return first, self._info(episode, new, None)
+        return first, {"task_id": task.task_id, "env_id": env.env_id, "turn": 0, "messages": new, "tools": self._schemas}
+
+    @staticmethod
+    def _opening(task: TaskSpec, env: EnvSpec) -> list[ChatMessage]:
+        """The messages before the user's first: the system prompt (the task's own, else the
+        environment's) and an agent greeting when the task has one."""
+        meta = task.metadata
+        system = meta.get("system_prompt", env.system_prompt) if meta else env.system_prompt
+        new: list[ChatMessage] = [{"role": "system", "content": system if isinstance(system, str) else str(system)}] if system else []
+        if meta and (greeting := meta.get("agent_greeting")):
+            new.append({"role": "assistant", "content": str(greeting)})
+        return new
 
     def _draw_task(self) -> tuple[TaskSpec, EnvSpec]:
         ids = self.index.ids(self.split)
@@ -108,13 +128,13 @@ class ToolUseEnv(gym.Env[str, str]):
         """Apply one assistant message; see the module docstring for the protocol.
 
         This runs once per model message in every rollout, so it is kept flat: the parts
-        (parse, validate, execute, verify) are called directly and ``info`` reuses the
-        transcript's own message objects.
+        (parse, validate, execute, verify) are called directly, the step limits are folded into
+        one precomputed cap per turn, and ``info`` reuses the transcript's own message objects.
         """
         ep = self.episode
         if ep is None or ep.termination is not None:
             raise self._not_running()
-        ep.steps += 1
+        ep.steps = steps = ep.steps + 1
         ep.steps_in_turn += 1
         parsed = parse_tool_calls(action if isinstance(action, str) else str(action), self.formats, self._signatures)
         if parsed.errors:
@@ -122,7 +142,7 @@ class ToolUseEnv(gym.Env[str, str]):
         assistant = Message.assistant(parsed.content, parsed.calls, parsed.reasoning)
         ep.messages.append(assistant)
         new: list[ChatMessage] = [assistant]
-        if ep.env.interaction == "single_response":
+        if self._single_response:
             ep.termination = "single_response"
             observation = ""
         elif parsed.calls or parsed.errors:
@@ -130,17 +150,14 @@ class ToolUseEnv(gym.Env[str, str]):
         else:
             observation = self._end_turn(ep, new)
         if ep.termination is None:
+            if steps < self._turn_cap:
+                return observation, 0.0, False, False, {"turn": ep.turn, "step": steps, "messages": new, "tools": self._schemas, "parse": parsed}
             limit = ep.env.max_steps_per_turn
-            if limit is not None and ep.steps_in_turn >= limit:
-                ep.termination = "turn_limit"
-            elif ep.steps >= ep.env.max_steps:
-                ep.termination = "max_steps"
-            else:
-                return observation, 0.0, False, False, self._info(ep, new, parsed)
+            ep.termination = "turn_limit" if limit is not None and ep.steps_in_turn >= limit else "max_steps"
         if ep.outcome is None:
             ep.outcome = self._verifier.score(ep, self.world)  # type: ignore[union-attr,arg-type]
         truncated = ep.termination in TRUNCATIONS
-        return observation, ep.outcome.reward, not truncated, truncated, self._info(ep, new, parsed)
+        return observation, ep.outcome.reward, not truncated, truncated, self._final_info(ep, new, parsed)
 
     def _not_running(self) -> RuntimeError:
         if self.episode is None:
@@ -190,6 +207,7 @@ class ToolUseEnv(gym.Env[str, str]):
             return ""
         ep.turn += 1
         ep.steps_in_turn = 0
+        self._turn_cap = _turn_cap(ep.env, ep.steps)
         world.begin_turn(ep.turn)
         self._refresh_tools()
         message = {"role": "user", "content": reply.content}
@@ -217,18 +235,18 @@ class ToolUseEnv(gym.Env[str, str]):
             _, self._toolbox, self._schemas, self._signatures = self.index.tool_entry(tools)
 
     # ------------------------------------------------------------------- info
-    def _info(self, ep: Episode, new: list[ChatMessage], parsed: ParseResult | None) -> dict[str, Any]:
-        """Ids, counters, the new transcript entries (the episode's own, not copies), the tool
-        schemas and the step's ``ParseResult``; at the end also the outcome and termination."""
-        if parsed is None:
-            return {"task_id": ep.task.task_id, "env_id": ep.env.env_id, "turn": ep.turn, "step": ep.steps, "messages": new, "tools": self._schemas}
-        info = {"task_id": ep.task.task_id, "env_id": ep.env.env_id, "turn": ep.turn, "step": ep.steps, "messages": new, "tools": self._schemas, "parse": parsed}
-        if ep.outcome is not None:
-            info["outcome"] = ep.outcome.to_info()
-            info["reward_breakdown"] = ep.outcome.breakdown
-            info["termination"] = ep.termination
-            if ep.user_error:
-                info["user_error"] = ep.user_error
+    def _final_info(self, ep: Episode, new: list[ChatMessage], parsed: ParseResult) -> dict[str, Any]:
+        """The last step's ``info``: a step's keys plus the outcome, its breakdown and how the
+        episode ended (every step's ``info`` shares the transcript's message objects)."""
+        outcome = ep.outcome
+        assert outcome is not None
+        info = {
+            "task_id": ep.task.task_id, "env_id": ep.env.env_id, "turn": ep.turn, "step": ep.steps, "messages": new,
+            "tools": self._schemas, "parse": parsed, "outcome": outcome.to_info(), "reward_breakdown": outcome.breakdown,
+            "termination": ep.termination,
+        }
+        if ep.user_error:
+            info["user_error"] = ep.user_error
         return info
 
     def render(self) -> str | None:
@@ -248,6 +266,13 @@ def _unknown_options(options: dict[str, Any]) -> ValueError:
     hints = {k: difflib.get_close_matches(str(k), sorted(RESET_OPTIONS), n=1) for k in unknown}
     named = ", ".join(f"{k!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for k, h in hints.items())
     return ValueError(f"unknown reset option(s) {named}; ToolUseEnv.reset takes {sorted(RESET_OPTIONS)}")
+
+
+def _turn_cap(env: EnvSpec, steps: int) -> int:
+    """The step count at which a turn that starts after ``steps`` steps ends by a limit
+    (``max_steps`` for the episode, or ``max_steps_per_turn`` for the turn, whichever is first)."""
+    per_turn = env.max_steps_per_turn
+    return env.max_steps if per_turn is None else min(env.max_steps, steps + per_turn)
 
 
 def execute(world: World, call: ToolCall) -> str:

@@ -28,6 +28,16 @@ def test_reset_gives_instruction_tools_and_messages(env: gym.Env) -> None:
     assert info["task_id"] == "notes/0" and info["env_id"] == "Notes"
 
 
+def test_info_keys_at_reset_each_step_and_the_last_step(env: gym.Env) -> None:
+    _, info = env.reset(seed=0, options={"task_id": "notes/0"})
+    assert set(info) == {"task_id", "env_id", "turn", "messages", "tools"}
+    *_, info = env.step(_call("read_note", title="todo"))
+    assert set(info) == {"turn", "step", "messages", "tools", "parse"}  # ids are constant in an episode
+    *_, terminated, _, info = env.step("Done.")
+    assert terminated and set(info) == {"task_id", "env_id", "turn", "step", "messages", "tools", "parse", "outcome", "reward_breakdown", "termination"}
+    assert (info["task_id"], info["env_id"], info["step"]) == ("notes/0", "Notes", 2)
+
+
 def test_tool_result_observation_and_records(env: gym.Env) -> None:
     env.reset(seed=0, options={"task_id": "notes/0"})
     obs, reward, terminated, truncated, info = env.step(_call("read_note", title="todo"))
@@ -122,6 +132,27 @@ def test_per_turn_limit_truncates(notes_adapter: NotesAdapter) -> None:
     *_, terminated, truncated, info = env.step(_call("read_note", title="todo"))
     assert truncated and info["termination"] == "turn_limit"
 
+
+
+def test_per_turn_limit_restarts_with_each_user_turn(notes_adapter: NotesAdapter) -> None:
+    env = gym.make("envsched/Notes-v0", adapter_options={"max_steps_per_turn": 2})
+    env.reset(seed=0, options={"task_id": "notes/1"})
+    env.step(_call("read_note", title="todo"))
+    obs, _, terminated, truncated, info = env.step("It says buy milk.")  # 2nd step of turn 0 ends the turn
+    assert not (terminated or truncated) and info["turn"] == 1 and "tag a note" in obs
+    assert env.step(_call("read_note", title="todo"))[3] is False  # turn 1 has its own 2 steps
+    *_, truncated, info = env.step(_call("read_note", title="todo"))
+    assert truncated and info["termination"] == "turn_limit" and info["step"] == 4
+
+
+def test_episode_limit_applies_inside_a_later_turn(notes_adapter: NotesAdapter) -> None:
+    env = gym.make("envsched/Notes-v0", adapter_options={"max_steps_per_turn": 6})
+    env.reset(seed=0, options={"task_id": "notes/1"})
+    env.step("It says buy milk.")  # turn 0 ends at step 1; turn 1 may run 6 steps, the episode only 5 more
+    for _ in range(4):
+        assert env.step(_call("read_note", title="todo"))[3] is False
+    *_, truncated, info = env.step(_call("read_note", title="todo"))
+    assert truncated and info["termination"] == "max_steps" and info["step"] == 6
 
 def test_single_response_is_scored_not_executed(env: gym.Env) -> None:
     env.reset(seed=0, options={"task_id": "notes/2"})
