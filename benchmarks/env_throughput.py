@@ -7,18 +7,26 @@ at the end of the episode, score it with the task's verifier.
 
 * ``direct`` calls those parts itself (``parse_tool_calls``, ``ToolBox.check``, the world, the
   scripted user, the verifier) and keeps only the episode record the verifier reads (assistant
-  messages and call records). The wrapper overhead is measured against it.
-* ``loop`` is ``direct`` plus what any hand-written rollout loop needs on top: the chat
-  transcript (system, user and tool messages, to prompt the model with) and the step cap.
+  messages and call records). It is the floor: the work without a transcript to prompt the
+  model with.
+* ``loop`` is ``direct`` plus what a hand-written rollout loop needs to give the same outputs
+  as the env: the chat transcript (system, user and tool messages) and the episode and
+  per-turn step caps. A test checks that its transcripts and call records are the env's,
+  message for message.
 * ``env`` goes through ``gym.make`` / ``reset`` / ``step``, which keeps the transcript, applies
   the limits and returns an ``info`` dict (new messages, tool schemas, parse result, outcome)
   at every step.
 
+The wrapper overhead is ``env`` over ``loop``: the same outputs with and without
+``ToolUseEnv``. ``env`` over ``direct`` is printed beside it: that adds the cost of keeping
+the transcript at all.
+
 A step is one assistant message. Gold end states are computed in a warm-up pass (the adapter
 caches one per task, as a GRPO group of rollouts shares it). Times are the process's CPU time
 (``time.process_time``). The tasks are cut into chunks; every chunk is timed on each side back
-to back, in an order that cycles through all permutations of the sides, so that slow spells of a shared machine fall on all sides, and
-the overhead is the median over chunks of the per-chunk time ratio.
+to back, in an order that cycles through all permutations of the sides, so that slow spells
+of a shared machine fall on all sides; an overhead is the median over chunks of the per-chunk
+time ratio.
 
 Run: ``python benchmarks/env_throughput.py [--tasks 2000 --repeats 5 --chunk 100 --cpu 0]``.
 """
@@ -85,12 +93,12 @@ def run_direct(adapter: envsched_gym.Adapter, index: object, episodes: list[tupl
         world, verifier, user, episode, toolbox, signatures = _start(adapter, index, task)
         user.start(task)
         world.begin_turn(0)
-        for action in actions:
+        for n, action in enumerate(actions, 1):
             steps += 1
             parsed = parse_tool_calls(action, signatures=signatures)
             episode.messages.append(Message.assistant(parsed.content, calls=parsed.calls))
             if parsed.calls:
-                render_tool_results([_run_call(world, toolbox, call, episode) for call in parsed.calls])
+                render_tool_results([_run_call(world, toolbox, call, episode, n) for call in parsed.calls])
                 continue
             verifier.on_turn_end(episode, world)
             if user.reply(episode).stop:
@@ -102,20 +110,26 @@ def run_direct(adapter: envsched_gym.Adapter, index: object, episodes: list[tupl
     return steps, total / len(episodes)
 
 
-def run_loop(adapter: envsched_gym.Adapter, index: object, episodes: list[tuple[TaskSpec, list[str]]]) -> tuple[int, float]:
-    """``run_direct`` plus the chat transcript and the step cap of a hand-written rollout loop."""
+def run_loop(
+    adapter: envsched_gym.Adapter, index: object, episodes: list[tuple[TaskSpec, list[str]]], keep: list[Episode] | None = None
+) -> tuple[int, float]:
+    """``run_direct`` plus what a hand-written rollout loop needs to give the env's outputs: the
+    chat transcript (system, user and tool messages, to prompt the model with) and the episode
+    and per-turn step caps. ``keep`` collects the episodes (a test compares them with the env's)."""
     steps, total = 0, 0.0
     for task, actions in episodes:
         world, verifier, user, episode, toolbox, signatures = _start(adapter, index, task)
-        transcript = episode.messages
-        transcript += [{"role": "system", "content": episode.env.system_prompt}, {"role": "user", "content": user.start(task)}]
+        spec, transcript = episode.env, episode.messages
+        transcript += [{"role": "system", "content": spec.system_prompt}, {"role": "user", "content": user.start(task)}]
         world.begin_turn(0)
+        in_turn = 0
         for n, action in enumerate(actions, 1):
             steps += 1
+            in_turn += 1
             parsed = parse_tool_calls(action, signatures=signatures)
             transcript.append(Message.assistant(parsed.content, calls=parsed.calls))
             if parsed.calls:
-                outputs = [_run_call(world, toolbox, call, episode) for call in parsed.calls]
+                outputs = [_run_call(world, toolbox, call, episode, n) for call in parsed.calls]
                 transcript += [{"role": "tool", "content": o, "name": c.name} for o, c in zip(outputs, parsed.calls, strict=True)]
                 render_tool_results(outputs)
             else:
@@ -126,11 +140,15 @@ def run_loop(adapter: envsched_gym.Adapter, index: object, episodes: list[tuple[
                     total += verifier.score(episode, world).reward
                     break
                 episode.turn += 1
+                in_turn = 0
                 world.begin_turn(episode.turn)
                 transcript.append({"role": "user", "content": reply.content})
-            if n >= episode.env.max_steps:
+            if n >= spec.max_steps or (spec.max_steps_per_turn is not None and in_turn >= spec.max_steps_per_turn):
                 episode.termination = "max_steps"
+                total += verifier.score(episode, world).reward
                 break
+        if keep is not None:
+            keep.append(episode)
     return steps, total / len(episodes)
 
 
@@ -150,15 +168,11 @@ def replay_inputs(index: object, ids: list[str]) -> tuple[list[tuple[str, list[s
     return list(zip(ids, rendered, strict=True)), list(zip(tasks, rendered, strict=True))
 
 
-def _run_call(world: envsched_gym.World, toolbox: object, call: envsched_gym.ToolCall, episode: Episode) -> str:
+def _run_call(world: envsched_gym.World, toolbox: object, call: envsched_gym.ToolCall, episode: Episode, step: int) -> str:
     error = toolbox.check(call)  # type: ignore[attr-defined]
     output = error if error is not None else execute(world, call)
     spec = toolbox.specs.get(call.name)  # type: ignore[attr-defined]
-    episode.calls.append(
-        CallRecord(
-            episode.turn, len(episode.messages), call, output, error is None and not output.startswith("Error:"), bool(spec and spec.write)
-        )
-    )
+    episode.calls.append(CallRecord(episode.turn, step, call, output, error is None and not output.startswith("Error:"), bool(spec and spec.write)))
     return output
 
 
@@ -219,7 +233,7 @@ def main(config: ThroughputConfig) -> dict[str, float]:
         times = _paired_chunks(config, runs, len(ids))
     finally:
         gc.unfreeze()
-    labels = {"env": "ToolUseEnv (gym.make)", "loop": "loop (direct + transcript + cap)", "direct": "direct (parse+check+call+verify)"}
+    labels = {"env": "ToolUseEnv (gym.make)", "loop": "loop (env's outputs, by hand)", "direct": "direct (bare: no transcript)"}
     affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "n/a"
     print(f"ToolWorld throughput: {len(ids)} episodes, {config.repeats} passes in chunks of {config.chunk}, CPU affinity {affinity}")
     print(f"{'path':<34} {'steps':>7} {'cpu s':>8} {'steps/s':>9} {'us/step':>8} {'episodes/s':>10} {'reward':>7}")
@@ -231,10 +245,11 @@ def main(config: ThroughputConfig) -> dict[str, float]:
             f"{labels[name]:<34} {n_steps:>7} {seconds:>8.3f} {n_steps / seconds:>9.0f} {1e6 * seconds / n_steps:>8.1f} {len(ids) / seconds:>10.0f} {reward:>7.3f}"
         )
     n_chunks = len(times["env"])
-    for name, base, what in (("overhead", "direct", "wrapper overhead"), ("overhead_vs_loop", "loop", "env over loop")):
+    print(f"env time / by-hand time - 1, median over {n_chunks} chunks [quartiles]:")
+    for name, base, what in (("overhead", "loop", "wrapper overhead (vs loop, same outputs)"), ("overhead_vs_direct", "direct", "env over direct (transcript + wrapper)")):
         mid, q1, q3 = _overhead(times["env"], times[base])
         figures[name], figures[f"{name}_q1"], figures[f"{name}_q3"] = mid, q1, q3
-        print(f"{what + ':':<18} {100 * mid:+.1f}% (median over {n_chunks} chunks of env time / {base} time - 1; quartiles {100 * q1:+.1f}% .. {100 * q3:+.1f}%)")
+        print(f"  {what:<42} {100 * mid:+6.1f}%  [{100 * q1:+.1f}% .. {100 * q3:+.1f}%]")
     return figures
 
 
