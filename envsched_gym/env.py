@@ -86,11 +86,9 @@ class ToolUseEnv(gym.Env[str, str]):
             super().reset(seed=seed)
         task_id = user = None
         if options:
-            if len(options) > 1 or "task_id" not in options:  # the usual {"task_id": ...} needs no check
-                if not options.keys() <= RESET_OPTIONS:
-                    raise _unknown_options(options)
-                user = options.get("user")
-            task_id = options.get("task_id")
+            if not options.keys() <= RESET_OPTIONS:
+                raise _unknown_options(options)
+            task_id, user = options.get("task_id"), options.get("user")
         task, env = self.index.get(task_id) if task_id is not None else self._draw_task()
         self.world = world = self.adapter.make_world(task)
         self._verifier = self.adapter.make_verifier(task)
@@ -110,10 +108,9 @@ class ToolUseEnv(gym.Env[str, str]):
     def _opening(task: TaskSpec, env: EnvSpec) -> list[ChatMessage]:
         """The messages before the user's first: the system prompt (the task's own, else the
         environment's) and an agent greeting when the task has one."""
-        meta = task.metadata
-        system = meta.get("system_prompt", env.system_prompt) if meta else env.system_prompt
+        system = task.metadata.get("system_prompt", env.system_prompt)
         new: list[ChatMessage] = [{"role": "system", "content": system if isinstance(system, str) else str(system)}] if system else []
-        if meta and (greeting := meta.get("agent_greeting")):
+        if greeting := task.metadata.get("agent_greeting"):
             new.append({"role": "assistant", "content": str(greeting)})
         return new
 

@@ -26,13 +26,11 @@ class TaskIndex:
         self.gym_id = gym_id
         self.envs = envs
         self.tasks: dict[str, TaskSpec] = {}
-        self._pairs: dict[str, tuple[TaskSpec, EnvSpec]] = {}
         for task in adapter.tasks("all"):
             if task.env_id in envs:
                 if task.task_id in self.tasks:
                     raise ValueError(f"{gym_id}: duplicate task id '{task.task_id}'; task ids must be unique")
                 self.tasks[task.task_id] = task
-                self._pairs[task.task_id] = (task, envs[task.env_id])
         self._by_split: dict[str, list[str]] = {}
         for task_id, task in self.tasks.items():
             self._by_split.setdefault(task.split, []).append(task_id)
@@ -48,12 +46,12 @@ class TaskIndex:
 
     def get(self, task_id: str) -> tuple[TaskSpec, EnvSpec]:
         """The task and its environment; a did-you-mean error for an unknown id."""
-        pair = self._pairs.get(task_id)
-        if pair is None:
+        task = self.tasks.get(task_id)
+        if task is None:
             close = difflib.get_close_matches(str(task_id), list(self.tasks), n=3)
             hint = f" Did you mean {close}?" if close else f" Example ids: {list(self.tasks)[:3]}"
             raise KeyError(f"{self.gym_id}: unknown task_id '{task_id}'.{hint}")
-        return pair
+        return task, self.envs[task.env_id]
 
     def ids(self, split: str = "all") -> list[str]:
         """Task ids of ``split`` (``all`` for every task), in declaration order."""

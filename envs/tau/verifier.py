@@ -53,7 +53,7 @@ def replay(world: TauWorld, calls: list[ToolCall], *, validate: bool) -> TauWorl
             continue
         try:
             world.call(call.name, call.arguments)
-        except Exception:
+        except Exception:  # a failing call is part of the trajectory, as in τ2's replay
             continue
     return world
 
@@ -140,7 +140,7 @@ class TauVerifier(Verifier):
         else:
             try:
                 verdicts = [bool(v) for v in self.nl_judge(list(nl), episode.messages)]
-            except Exception as exc:
+            except Exception as exc:  # a failed judge fails the component, not the rollout
                 details["nl_assertion"] = f"judge failed: {type(exc).__name__}: {exc}"
                 verdicts = []
             else:
