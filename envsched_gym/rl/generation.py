@@ -6,11 +6,14 @@ once per agent step with every still-running episode, so a whole GRPO batch adva
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from envsched_gym.rl.kv_cache import CachedBatch, extend, forward_chunk, match_rows, prefill_unique
 
 
 @dataclass
@@ -45,58 +48,115 @@ class TokenGenerator(Protocol):
 
 
 class HFGenerator:
-    """Batched ``model.generate`` on left-padded contexts (the CPU and small-GPU path).
+    """Batched sampling with a local Hugging Face model, its KV cache kept across agent steps.
+
+    Each call continues every context by one message. Contexts that extend a context of the
+    previous call (the same episode one agent step later) reuse that row's cached keys and
+    values, so only the new tokens (the last message and the environment's answer) are run;
+    identical new contexts (a GRPO group's shared prompt) are prefilled once. The result is the
+    same as decoding every context from scratch (``tests/rl/test_generation.py``). Make a new
+    generator when the weights change: cached keys and values belong to the weights that made
+    them (``EnvironmentRollouts`` makes one per round).
 
     Args:
         model: A causal LM (a PEFT model included); it is switched to eval mode while generating.
         tokenizer: Its tokenizer; ``eos_token`` (``<|im_end|>`` for Qwen3) ends a message.
         sampling: Sampling settings.
-        batch_size: Most contexts per ``generate`` call.
+        batch_size: Most contexts decoded together.
+        reuse_cache: Keep the KV cache across calls (``False``: prefill every context every call,
+            the baseline of ``benchmarks/train_throughput.py``).
     """
 
-    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig, batch_size: int = 64) -> None:
+    def __init__(
+        self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig, batch_size: int = 64, reuse_cache: bool = True
+    ) -> None:  # fmt: skip
         self.model = model
-        self.tokenizer = tokenizer
         self.sampling = sampling
         self.batch_size = batch_size
+        self.reuse_cache = reuse_cache
         self.stop_id = tokenizer.eos_token_id
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        self._batches: list[CachedBatch] = []
 
     def generate(self, contexts: list[list[int]]) -> list[Generated]:
-        out: list[Generated] = []
-        for start in range(0, len(contexts), self.batch_size):
-            out.extend(self._generate_batch(contexts[start : start + self.batch_size]))
-        return out
-
-    def _generate_batch(self, contexts: list[list[int]]) -> list[Generated]:
-        width = max(len(c) for c in contexts)
-        ids = torch.full((len(contexts), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for row, ctx in enumerate(contexts):
-            ids[row, width - len(ctx) :] = torch.tensor(ctx)
-            mask[row, width - len(ctx) :] = 1
-        device = next(self.model.parameters()).device
         was_training = self.model.training
         self.model.eval()
-        with torch.no_grad():
-            seqs = self.model.generate(
-                input_ids=ids.to(device), attention_mask=mask.to(device), eos_token_id=self.stop_id, pad_token_id=self.pad_id,
-                **self._sampling_kwargs(),
-            )  # fmt: skip
-        self.model.train(was_training)
-        return [Generated(self._cut(row.tolist())) for row in seqs[:, width:]]
+        try:
+            with torch.no_grad():
+                return self._generate(contexts)
+        finally:
+            self.model.train(was_training)
 
-    def _sampling_kwargs(self) -> dict[str, Any]:
+    def _generate(self, contexts: list[list[int]]) -> list[Generated]:
+        matches = match_rows(contexts, self._batches) if self.reuse_cache else [None] * len(contexts)
+        jobs: list[tuple[list[int], CachedBatch | None, list[int]]] = []  # (context indices, cached batch to extend, its rows)
+        for b, batch in enumerate(self._batches):
+            mine = [i for i, m in enumerate(matches) if m is not None and m[0] == b]
+            for start in range(0, len(mine), self.batch_size):
+                part = mine[start : start + self.batch_size]
+                rows = [matches[i][1] for i in part]  # type: ignore[index]
+                jobs.append((part, batch if start + self.batch_size >= len(mine) else _copy(batch), rows))
+        fresh = [i for i, m in enumerate(matches) if m is None]
+        jobs += [(fresh[s : s + self.batch_size], None, []) for s in range(0, len(fresh), self.batch_size)]
+        out: list[Generated | None] = [None] * len(contexts)
+        kept: list[CachedBatch] = []
+        for indices, batch, rows in jobs:
+            chunk = [contexts[i] for i in indices]
+            if batch is None:
+                batch, logits = prefill_unique(self.model, chunk, self.pad_id)
+            else:
+                logits = extend(self.model, batch.select(rows), chunk, self.pad_id)
+            for i, gen in zip(indices, self._decode(batch, logits), strict=True):
+                out[i] = gen
+            kept.append(batch)
+        self._batches = kept if self.reuse_cache else []
+        return out  # type: ignore[return-value]
+
+    def _decode(self, batch: CachedBatch, logits: torch.Tensor) -> list[Generated]:
+        """Sample one message per row, feeding each token back through the cache."""
+        rows = logits.shape[0]
+        ids: list[list[int]] = [[] for _ in range(rows)]
+        logprobs: list[list[float]] = [[] for _ in range(rows)]
+        done = torch.zeros(rows, dtype=torch.bool, device=logits.device)
+        for step in range(self.sampling.max_new_tokens):
+            token, logprob = self._sample(logits)
+            for r in torch.nonzero(~done).flatten().tolist():
+                ids[r].append(int(token[r]))
+                logprobs[r].append(float(logprob[r]))
+            was_done = done.clone()
+            done |= token == self.stop_id
+            if bool(done.all()) or step + 1 == self.sampling.max_new_tokens:
+                break
+            feed = torch.where(was_done, torch.full_like(token, self.pad_id), token).unsqueeze(1)
+            logits = forward_chunk(self.model, batch, feed, (~was_done).long().unsqueeze(1))
+        return [Generated(i, lp) for i, lp in zip(ids, logprobs, strict=True)]
+
+    def _sample(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Next token per row and its logprob under the sampling distribution (greedy: the model's)."""
         s = self.sampling
+        logits = logits.float()
         if s.temperature <= 0:
-            return {"max_new_tokens": s.max_new_tokens, "do_sample": False}
-        return {"max_new_tokens": s.max_new_tokens, "do_sample": True, "temperature": s.temperature, "top_p": s.top_p, "top_k": 0}
+            token = logits.argmax(-1)
+            return token, torch.log_softmax(logits, -1).gather(-1, token[:, None]).squeeze(1)
+        logp = torch.log_softmax(logits / s.temperature, -1)
+        if s.top_p < 1.0:
+            logp = _nucleus(logp, s.top_p)
+        token = torch.multinomial(logp.exp(), 1).squeeze(1)
+        return token, logp.gather(-1, token[:, None]).squeeze(1)
 
-    def _cut(self, ids: list[int]) -> list[int]:
-        """Keep tokens up to and including the first stop token (drop the padding after it)."""
-        if self.stop_id in ids:
-            return ids[: ids.index(self.stop_id) + 1]
-        return ids
+
+def _nucleus(logp: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Renormalised logprobs of the smallest set of tokens whose mass reaches ``top_p``."""
+    sorted_logp, order = logp.sort(-1, descending=True)
+    outside = sorted_logp.exp().cumsum(-1) - sorted_logp.exp() >= top_p
+    sorted_logp = sorted_logp.masked_fill(outside, float("-inf"))
+    kept = torch.full_like(logp, float("-inf")).scatter(-1, order, sorted_logp)
+    return torch.log_softmax(kept, -1)
+
+
+def _copy(batch: CachedBatch) -> CachedBatch:
+    """An independent copy (for a cached batch split over several decoding chunks)."""
+    return CachedBatch(copy.deepcopy(batch.cache), batch.mask.clone(), [list(t) for t in batch.tokens])
 
 
 class VLLMGenerator:

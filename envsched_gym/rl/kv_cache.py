@@ -1,0 +1,126 @@
+"""Key/value caches that live across the agent steps of a batch of episodes.
+
+An agent episode is a sequence of generate calls whose contexts only grow: the next context is
+the previous one plus the sampled message plus the environment's answer. Prefilling the whole
+context again at every agent step costs most of a rollout's compute on a CPU. A
+:class:`CachedBatch` keeps the keys and values of every row and, for each row, the tokens they
+were computed from; a new context that extends a row's tokens only needs its new suffix run
+through the model. The G rollouts of a GRPO group start from the same prompt, so identical
+contexts are prefilled once and the cache rows copied (:func:`prefill_unique`).
+
+Rows are left-padded and may carry padding in the middle (a row whose suffix is shorter than the
+longest one in the step, or a row that stopped while others kept decoding); ``mask`` marks real
+tokens with 1, and positions are counted over real tokens only, so every row sees exactly the
+positions and attention pattern it would see alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from transformers import DynamicCache, PreTrainedModel
+
+
+@dataclass
+class CachedBatch:
+    """A batch's KV cache, its attention mask and the real tokens behind each row.
+
+    Attributes:
+        cache: The model's cache (every row has the same width, padding included).
+        mask: ``(rows, width)``; 1 where the cache holds a real token.
+        tokens: Per row, the real tokens whose keys and values the cache holds, in order.
+    """
+
+    cache: DynamicCache
+    mask: torch.Tensor
+    tokens: list[list[int]]
+
+    def select(self, rows: list[int]) -> CachedBatch:
+        """Keep the given rows, in that order (repeats copy a row); changes this batch and returns it."""
+        index = torch.tensor(rows, dtype=torch.long, device=self.mask.device)
+        self.cache.batch_select_indices(index)
+        self.mask = self.mask[index]
+        self.tokens = [list(self.tokens[r]) for r in rows]
+        return self
+
+
+def left_pad(rows: list[list[int]], pad_id: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(ids, mask)`` of ``rows`` left-padded to the longest (an empty row is all padding)."""
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        if row:
+            ids[i, width - len(row) :] = torch.tensor(row)
+            mask[i, width - len(row) :] = 1
+    return ids.to(device), mask.to(device)
+
+
+def forward_chunk(model: PreTrainedModel, batch: CachedBatch, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Run ``ids`` (with their ``mask``) after the cached tokens; returns the last position's logits.
+
+    The cache, the mask and each row's tokens are extended in place (padding is cached too, but
+    masked, so it is never attended to).
+    """
+    full = torch.cat([batch.mask, mask], dim=1)
+    positions = (full.cumsum(-1) - 1).clamp(min=0)[:, -ids.shape[1] :]
+    out = model(input_ids=ids, attention_mask=full, position_ids=positions, cache=batch.cache, use_cache=True, logits_to_keep=1)
+    batch.mask = full
+    for row, (tok, m) in enumerate(zip(ids.tolist(), mask.tolist(), strict=True)):
+        batch.tokens[row].extend(t for t, keep in zip(tok, m, strict=True) if keep)
+    return out.logits[:, -1, :]
+
+
+def prefill_unique(model: PreTrainedModel, contexts: list[list[int]], pad_id: int) -> tuple[CachedBatch, torch.Tensor]:
+    """Prefill the distinct ``contexts`` once and copy rows for repeats; returns the batch and last logits.
+
+    The last token of each context is left out of the cache and run by the first decoding step,
+    so the returned logits (one row per context) come from that step.
+    """
+    unique: dict[tuple[int, ...], int] = {}
+    order = [unique.setdefault(tuple(c), len(unique)) for c in contexts]
+    device = next(model.parameters()).device
+    heads = [list(c[:-1]) for c in unique]
+    batch = CachedBatch(DynamicCache(config=model.config), torch.zeros((len(heads), 0), dtype=torch.long, device=device), [[] for _ in heads])
+    if any(heads):
+        ids, mask = left_pad(heads, pad_id, device)
+        forward_chunk(model, batch, ids, mask)
+    if order != list(range(len(unique))):
+        batch.select(order)
+    last = torch.tensor([[c[-1]] for c in contexts], dtype=torch.long, device=device)
+    logits = forward_chunk(model, batch, last, torch.ones_like(last))
+    return batch, logits
+
+
+def extend(model: PreTrainedModel, batch: CachedBatch, contexts: list[list[int]], pad_id: int) -> torch.Tensor:
+    """Run each context's tokens beyond its row's cached ones (``contexts[i]`` extends row ``i``)."""
+    suffixes = [c[len(t) :] for c, t in zip(contexts, batch.tokens, strict=True)]
+    if any(not s for s in suffixes):
+        raise ValueError("a context must add at least one token to its cached row")
+    ids, mask = left_pad(suffixes, pad_id, batch.mask.device)
+    return forward_chunk(model, batch, ids, mask)
+
+
+def match_rows(contexts: list[list[int]], batches: list[CachedBatch]) -> list[tuple[int, int] | None]:
+    """For each context, a ``(batch, row)`` whose cached tokens are a strict prefix of it, each used once.
+
+    Rows are tried in order from just after the previous match, so episodes that keep their order
+    (as running episodes do when finished ones drop out) match in one pass.
+    """
+    free = [(b, r) for b, batch in enumerate(batches) for r in range(len(batch.tokens))]
+    used: set[tuple[int, int]] = set()
+    out: list[tuple[int, int] | None] = []
+    start = 0
+    for ctx in contexts:
+        found = None
+        for k in list(range(start, len(free))) + list(range(start)):
+            b, r = free[k]
+            tokens = batches[b].tokens[r]
+            if (b, r) not in used and len(tokens) < len(ctx) and ctx[: len(tokens)] == tokens:
+                found, start = (b, r), k + 1
+                break
+        if found is not None:
+            used.add(found)
+        out.append(found)
+    return out

@@ -1,0 +1,77 @@
+"""A short supervised warm start of a pretrained model, merged and saved for ``from_pretrained``.
+
+Small instruct models (SmolLM2-135M) have never seen this project's tool-call format: untrained,
+they answer in prose or write code, and nearly every GRPO group scores all zeros. A few dozen LoRA
+SFT steps on gold conversations of the *training* split teach the format without solving the
+tasks, which leaves GRPO something to learn. The adapter is merged into the weights and the result
+written with ``save_pretrained`` (with its tokenizer and the converted model's source record), so
+GRPO then adds its own fresh LoRA adapter on top, exactly as it would on ``Qwen/Qwen3-8B``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from envsched_gym.rl.pretrained import SOURCE_FILE, base_model_name
+from envsched_gym.rl.sft import sft_warm_start
+from envsched_gym.rl.trajectories import Conversation
+
+WARM_START_FILE = "warm_start.json"
+"""Written into a warm-started folder: the SFT settings and losses."""
+
+
+@dataclass
+class WarmStart:
+    """How the warm start trains.
+
+    Attributes:
+        steps: AdamW steps (0: no warm start).
+        lr: Learning rate of the LoRA adapter.
+        batch_size: Conversations per step.
+        lora_r: Rank of the temporary adapter.
+        bf16: bfloat16 autocast for the forward and backward passes.
+    """
+
+    steps: int = 30
+    lr: float = 1e-3
+    batch_size: int = 8
+    lora_r: int = 16
+    bf16: bool = True
+
+
+def warm_start(base: str | Path, conversations: list[Conversation], out: str | Path, settings: WarmStart, seed: int = 0) -> Path:
+    """LoRA-SFT ``base`` on ``conversations``, merge, and save to ``out`` (reused when already there).
+
+    Raises:
+        ValueError: No conversations to train on.
+    """
+    out = Path(out)
+    if (out / WARM_START_FILE).exists():
+        return out
+    if not conversations:
+        raise ValueError("no gold conversations for the warm start; choose training families whose tasks have gold solutions")
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForCausalLM.from_pretrained(base, attn_implementation="sdpa", dtype=torch.float32)
+    torch.manual_seed(seed)
+    peft = get_peft_model(model, LoraConfig(r=settings.lora_r, lora_alpha=2 * settings.lora_r, target_modules="all-linear"))
+    losses = sft_warm_start(peft, tokenizer, conversations, settings.steps, lr=settings.lr, batch_size=settings.batch_size, seed=seed, bf16=settings.bf16)
+    merged = peft.merge_and_unload()
+    partial = out.with_name(out.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    merged.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    if (Path(base) / SOURCE_FILE).exists():
+        shutil.copy(Path(base) / SOURCE_FILE, partial / SOURCE_FILE)
+    record = {"base_model": base_model_name(base), "from": str(base), "steps": settings.steps, "lr": settings.lr,
+              "batch_size": settings.batch_size, "lora_r": settings.lora_r, "conversations": len(conversations), "losses": losses}  # fmt: skip
+    (partial / WARM_START_FILE).write_text(json.dumps(record, indent=2))
+    shutil.rmtree(out, ignore_errors=True)
+    partial.rename(out)
+    return out
