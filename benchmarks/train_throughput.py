@@ -176,7 +176,7 @@ def report(cfg: ThroughputConfig) -> dict[str, Any]:
     mm = {d: spawn(cfg, {"kind": "matmul", "dtype_name": d})["gflops"] for d in ("fp32", "bf16")}
     gen = {(r, t): spawn(cfg, {"kind": "generation", "reuse_cache": r, "template": t}) for r, t in ((True, "compact"), (False, "compact"), (True, "json"))}
     n = gen[(True, "compact")]["params"]
-    variants = [(4, True, True, "sdpa"), (4, True, False, "sdpa"), (4, False, True, "sdpa"), (4, False, True, "eager"), (16, True, True, "sdpa")]
+    variants = [(2, True, True, "sdpa"), (4, True, True, "sdpa"), (4, True, False, "sdpa"), (4, False, True, "sdpa"), (4, False, True, "eager"), (16, True, True, "sdpa")]
     train = {v: spawn(cfg, {"kind": "training", "micro_batch": v[0], "bf16": v[1], "compact": v[2], "attention": v[3]}) for v in variants}
     step = spawn(cfg, {"kind": "grpo"})
     rollouts = cfg.tasks * cfg.num_generations

@@ -112,8 +112,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     # conversations teaches the tool-call format, then GRPO; bf16 autocast on the CPU's AMX units.
     "smol-cpu": {
         "model": "smollm2-135m", "families": "ToolWorld", "max_difficulty": 1, "steps": 8, "tasks_per_step": 4, "num_generations": 4,
-        "per_device_batch": 4, "learning_rate": 2e-4, "lora_r": 16, "lora_alpha": 32, "temperature": 1.0, "max_new_tokens": 64,
-        "max_completion_length": 320, "warm_start_steps": 16, "eval_every": 8, "eval_tasks": 64, "eval_base": True, "save_steps": 8,
+        "per_device_batch": 2, "learning_rate": 2e-4, "lora_r": 16, "lora_alpha": 32, "temperature": 1.0, "max_new_tokens": 64,
+        "max_completion_length": 320, "warm_start_steps": 16, "eval_every": 8, "eval_tasks": 50, "eval_base": True, "save_steps": 8,
         "bf16": True,
     },
     # Qwen3 on GPUs with vLLM colocated. per_device_batch is what one GPU's forward/backward holds at

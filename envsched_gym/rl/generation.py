@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from envsched_gym.rl.kv_cache import CachedBatch, extend, forward_chunk, match_rows, prefill_unique
+from envsched_gym.rl.kv_cache import CachedBatch, extend, forward_chunk, match_rows, prefill_shared
 
 
 @dataclass
@@ -53,7 +53,8 @@ class HFGenerator:
     Each call continues every context by one message. Contexts that extend a context of the
     previous call (the same episode one agent step later) reuse that row's cached keys and
     values, so only the new tokens (the last message and the environment's answer) are run;
-    identical new contexts (a GRPO group's shared prompt) are prefilled once. The result is the
+    new contexts prefill each shared prefix once (a GRPO group's prompt, an environment's
+    system message and tool list). The result is the
     same as decoding every context from scratch (``tests/rl/test_generation.py``). Make a new
     generator when the weights change: cached keys and values belong to the weights that made
     them (``EnvironmentRollouts`` makes one per round).
@@ -103,7 +104,7 @@ class HFGenerator:
         for indices, batch, rows in jobs:
             chunk = [contexts[i] for i in indices]
             if batch is None:
-                batch, logits = prefill_unique(self.model, chunk, self.pad_id)
+                batch, logits = prefill_shared(self.model, chunk, self.pad_id)
             else:
                 logits = extend(self.model, batch.select(rows), chunk, self.pad_id)
             for i, gen in zip(indices, self._decode(batch, logits), strict=True):

@@ -5,8 +5,9 @@ the previous one plus the sampled message plus the environment's answer. Prefill
 context again at every agent step costs most of a rollout's compute on a CPU. A
 :class:`CachedBatch` keeps the keys and values of every row and, for each row, the tokens they
 were computed from; a new context that extends a row's tokens only needs its new suffix run
-through the model. The G rollouts of a GRPO group start from the same prompt, so identical
-contexts are prefilled once and the cache rows copied (:func:`prefill_unique`).
+through the model. The G rollouts of a GRPO group start from the same prompt, and tasks of one
+environment share their system message and tool list, so every shared prefix is prefilled once
+and its cache rows copied (:func:`prefill_shared`).
 
 Rows are left-padded and may carry padding in the middle (a row whose suffix is shorter than the
 longest one in the step, or a row that stopped while others kept decoding); ``mask`` marks real
@@ -72,25 +73,44 @@ def forward_chunk(model: PreTrainedModel, batch: CachedBatch, ids: torch.Tensor,
     return out.logits[:, -1, :]
 
 
-def prefill_unique(model: PreTrainedModel, contexts: list[list[int]], pad_id: int) -> tuple[CachedBatch, torch.Tensor]:
-    """Prefill the distinct ``contexts`` once and copy rows for repeats; returns the batch and last logits.
+def prefill_shared(model: PreTrainedModel, contexts: list[list[int]], pad_id: int, min_shared: int = 32) -> tuple[CachedBatch, torch.Tensor]:
+    """Prefill ``contexts`` computing every shared prefix once; returns the batch and the last logits.
 
-    The last token of each context is left out of the cache and run by the first decoding step,
-    so the returned logits (one row per context) come from that step.
+    Identical contexts (a GRPO group) become one row, and contexts that begin with the same
+    ``min_shared`` tokens (tasks of one environment: the same system message and tool list) share
+    the prefill of their longest common prefix, whose cache rows are then copied and extended by
+    each context's own suffix. The last token of each context is run on its own, so the returned
+    logits (one row per context) come from that step.
     """
     unique: dict[tuple[int, ...], int] = {}
     order = [unique.setdefault(tuple(c), len(unique)) for c in contexts]
-    device = next(model.parameters()).device
     heads = [list(c[:-1]) for c in unique]
-    batch = CachedBatch(DynamicCache(config=model.config), torch.zeros((len(heads), 0), dtype=torch.long, device=device), [[] for _ in heads])
-    if any(heads):
-        ids, mask = left_pad(heads, pad_id, device)
-        forward_chunk(model, batch, ids, mask)
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i, head in enumerate(heads):
+        groups.setdefault(tuple(head[:min_shared]) if len(head) >= min_shared else (i, *head), []).append(i)
+    shared = [_common_prefix([heads[i] for i in members]) for members in groups.values()]
+    group_of = {i: g for g, members in enumerate(groups.values()) for i in members}
+    device = next(model.parameters()).device
+    batch = CachedBatch(DynamicCache(config=model.config), torch.zeros((len(shared), 0), dtype=torch.long, device=device), [[] for _ in shared])
+    if any(shared):
+        forward_chunk(model, batch, *left_pad(shared, pad_id, device))
+    batch.select([group_of[i] for i in range(len(heads))])
+    suffixes = [h[len(t) :] for h, t in zip(heads, batch.tokens, strict=True)]
+    if any(suffixes):
+        forward_chunk(model, batch, *left_pad(suffixes, pad_id, device))
     if order != list(range(len(unique))):
         batch.select(order)
     last = torch.tensor([[c[-1]] for c in contexts], dtype=torch.long, device=device)
     logits = forward_chunk(model, batch, last, torch.ones_like(last))
     return batch, logits
+
+
+def _common_prefix(rows: list[list[int]]) -> list[int]:
+    first, last = min(rows), max(rows)  # the common prefix of a set is that of its lexicographic extremes
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
 
 
 def extend(model: PreTrainedModel, batch: CachedBatch, contexts: list[list[int]], pad_id: int) -> torch.Tensor:

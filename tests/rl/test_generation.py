@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from envsched_gym.rl.generation import HFGenerator, SamplingConfig
+from envsched_gym.rl.generation import Generated, HFGenerator, SamplingConfig
 from envsched_gym.rl.kv_cache import match_rows
 
 
@@ -21,23 +21,51 @@ def _episodes(generator, tokenizer, prompts, steps=3):
     answer = tokenizer("\n<|im_start|>user\n<tool_response>\nok\n</tool_response><|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)["input_ids"]
     for step in range(steps):
         out = generator.generate(contexts)
-        messages.append([g.ids for g in out])
-        contexts = [c + g.ids + answer[: 5 + i] for i, (c, g) in enumerate(zip(contexts, out, strict=True))]
+        messages.append([(g.ids, g.logprobs) for g in out])
+        contexts = [c + g.ids + answer[: 5 + i] for i, (c, g) in enumerate(zip(contexts, out, strict=True))]  # answers of different lengths
         if step == 0:
             contexts = contexts[1:]
     return messages
 
 
-def test_cached_decoding_equals_decoding_from_scratch(model_and_tokenizer):
+class OneByOne:
+    """The reference: each context alone through ``model.generate`` (no batch, no padding, no cache kept)."""
+
+    def __init__(self, model, tok, max_new_tokens):
+        self.model, self.tok, self.max_new_tokens = model, tok, max_new_tokens
+
+    def generate(self, contexts):
+        out = []
+        for ctx in contexts:
+            res = self.model.generate(torch.tensor([ctx]), max_new_tokens=self.max_new_tokens, do_sample=False, output_logits=True,
+                                      return_dict_in_generate=True, eos_token_id=self.tok.eos_token_id, pad_token_id=self.tok.pad_token_id)  # fmt: skip
+            seq = res.sequences[0, len(ctx) :].tolist()
+            seq = seq[: seq.index(self.tok.eos_token_id) + 1] if self.tok.eos_token_id in seq else seq
+            logprobs = [float(torch.log_softmax(step[0].float(), -1)[t]) for step, t in zip(res.logits, seq, strict=False)]
+            out.append(Generated(seq, logprobs))
+        return out
+
+
+def _prompt(tok, system, user):
+    return tok.apply_chat_template([{"role": "system", "content": system}, {"role": "user", "content": user}],
+                                   add_generation_prompt=True, tokenize=True, return_dict=False)  # fmt: skip
+
+
+def test_cached_and_shared_prefill_decoding_equals_each_context_alone(model_and_tokenizer):
     model, tok = model_and_tokenizer
-    a = tok.apply_chat_template([{"role": "user", "content": "set apple to 3"}], add_generation_prompt=True, tokenize=True, return_dict=False)
-    b = tok.apply_chat_template([{"role": "user", "content": "copy pear into fig please"}], add_generation_prompt=True, tokenize=True, return_dict=False)
-    prompts = [a, a, a, b]  # a group's shared prompt, and a longer one (left padding)
+    system = "You manage counters. " * 8  # a long shared system message, as an environment's tool list is
+    a, b, c = _prompt(tok, system, "set apple to 3"), _prompt(tok, system, "copy pear into fig please"), _prompt(tok, "Be brief.", "hi")
+    prompts = [a, a, a, b, c]  # a group's shared prompt, a task sharing its system message, an unrelated one
+    assert len(a) > 40 and a[:32] == b[:32] and a != b
     sampling = SamplingConfig(max_new_tokens=12, temperature=0.0)
     cached = _episodes(HFGenerator(model, tok, sampling), tok, prompts)
-    scratch = _episodes(HFGenerator(model, tok, sampling, reuse_cache=False), tok, prompts)
-    assert cached == scratch
-    assert all(len(ids) > 0 for step in cached for ids in step)
+    fresh = _episodes(HFGenerator(model, tok, sampling, reuse_cache=False), tok, prompts)
+    alone = _episodes(OneByOne(model, tok, 12), tok, prompts)
+    for run in (cached, fresh):
+        assert [[ids for ids, _ in step] for step in run] == [[ids for ids, _ in step] for step in alone]
+        # Log-probabilities see any difference in positions or attention, even one too small to change a greedy token.
+        torch.testing.assert_close([[lp for _, lp in step] for step in run], [[lp for _, lp in step] for step in alone], atol=1e-4, rtol=1e-4)
+    assert all(len(ids) > 0 for step in cached for ids, _ in step)
 
 
 def test_sampled_logprobs_match_the_model(model_and_tokenizer):

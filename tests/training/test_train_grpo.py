@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
+from transformers import TrainingArguments
 from toy import register_toy
 
 import envsched_gym
@@ -31,7 +32,8 @@ def test_preset_then_explicit_flags():
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 @pytest.mark.parametrize("processes", [1, 2, 8])
-def test_every_preset_keeps_its_batch_with_a_bounded_micro_batch(preset, processes):
+def test_every_preset_keeps_its_batch_with_a_bounded_micro_batch(preset, processes, monkeypatch):
+    monkeypatch.setattr(TrainingArguments, "world_size", property(lambda self: processes))  # as under accelerate launch
     config = parse_config(["--preset", preset, "--output-dir", "runs/x"])
     rollouts = config.tasks_per_step * config.num_generations
     if rollouts % (config.per_device_batch * processes):
@@ -42,8 +44,7 @@ def test_every_preset_keeps_its_batch_with_a_bounded_micro_batch(preset, process
     assert args.per_device_train_batch_size == config.per_device_batch <= 8
     assert args.per_device_train_batch_size * processes * args.gradient_accumulation_steps == rollouts
     assert args.steps_per_generation == args.gradient_accumulation_steps and args.num_iterations == 1  # one generation per optimizer step
-    # TRL's generation batch on `processes` processes: per-device batch x processes x steps_per_generation.
-    assert args.per_device_train_batch_size * processes * args.steps_per_generation == rollouts
+    assert args.generation_batch_size == rollouts  # TRL's: per-device batch x processes x steps_per_generation
 
 
 def test_qwen3_presets_name_their_models_and_generate_with_vllm():

@@ -1,0 +1,31 @@
+"""train_compare.py: the command lines it runs and the target check it prints (from per-task results)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.train_compare import CompareConfig, _targets, train_command
+
+
+def _result(heldout: dict[int, list[float]], ratio: float) -> dict:
+    return {"effective_ratio": [ratio] * 12, "reward": [0.0] * 12, "heldout": heldout, "distinct_tasks": 10}
+
+
+def test_every_run_starts_from_the_seeds_shared_policy_at_equal_rollouts():
+    config = CompareConfig(steps=12, tasks_per_step=4, num_generations=4, eval_tasks=100)
+    cmd = train_command(config, "plr", 1, Path("/m"), Path("/out/seed1/plr"))
+    args = dict(zip(cmd[2::2], cmd[3::2], strict=True))
+    assert args["--model"] == "/m" and args["--warm-start-steps"] == "0" and args["--scheduler"] == "plr"
+    assert (args["--steps"], args["--eval-every"], args["--tasks-per-step"], args["--num-generations"], args["--seed"]) == ("12", "4", "4", "4", "1")
+
+
+def test_target_holds_only_when_envsched_at_t_matches_random_at_3t_on_every_seed():
+    tasks = 50
+    good = {"envsched": {0: _result({4: [1.0] * 30 + [0.0] * 20}, 0.6)}, "random": {0: _result({12: [1.0] * 25 + [0.0] * 25}, 0.3)}}
+    target = _targets(good, [0], 4)
+    assert target["envsched_at_T_ge_random_at_3T_every_seed"] and target["effective_ratio_envsched_gt_random_every_seed"]
+    assert target["per_seed"][0]["gain"] == 5 / tasks
+    good["envsched"][1] = _result({4: [0.0] * tasks}, 0.2)
+    good["random"][1] = _result({12: [1.0] * 10 + [0.0] * 40}, 0.3)
+    target = _targets(good, [0, 1], 4)
+    assert not target["envsched_at_T_ge_random_at_3T_every_seed"] and not target["effective_ratio_envsched_gt_random_every_seed"]
