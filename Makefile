@@ -5,8 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-RUN_DIR ?= runs/smol-cpu
 PRESET ?= smol-cpu
+RUN_DIR ?= runs/$(PRESET)
 PYTEST_ARGS ?=
 
 .PHONY: setup run evaluate demo test test-slow lint clean
