@@ -1,4 +1,4 @@
-"""train_grpo.py: config presets and CLI, and a real two-step GRPO run on the micro model (slow)."""
+"""train_grpo.py: presets and their micro-batch arithmetic, the CLI, and real two-step GRPO runs of the micro model and SmolLM2 (slow)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
-from transformers import TrainingArguments
 from toy import register_toy
+from transformers import TrainingArguments
 
 import envsched_gym
 from envsched_gym.curriculum import make_scheduler
