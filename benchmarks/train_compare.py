@@ -34,14 +34,10 @@ from transformers import HfArgumentParser
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from envsched_gym.rl.micro import MicroSize, build_micro_qwen3  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
-from envsched_gym.rl.pretrained import PACKAGED_MODELS, converted_path  # noqa: E402
 from envsched_gym.rl.summary import paired_gain, success_interval  # noqa: E402
 from envsched_gym.rl.tasks import select_tasks  # noqa: E402
-from envsched_gym.rl.trajectories import gold_conversations  # noqa: E402
-from envsched_gym.rl.warm_start import WarmStart, warm_start  # noqa: E402
-from training.train_grpo import parse_config  # noqa: E402
+from training.train_grpo import parse_config, resolve_base, warm_started  # noqa: E402
 
 
 @dataclass
@@ -59,20 +55,12 @@ class CompareConfig:
 
 
 def starting_policy(config: CompareConfig, seed: int, out: Path) -> Path:
-    """The policy every scheduler of ``seed`` starts from (built once; reused when present)."""
+    """The policy every scheduler of ``seed`` starts from: train_grpo.py's base and warm start, built once in ``out/start-seed<seed>``."""
     preset = parse_config(["--preset", config.preset, "--seed", str(seed)])
     train = select_tasks(preset.families, preset.train_split, preset.max_difficulty, preset.max_tasks, seed)
-    if preset.model == "micro":
-        path = out / f"micro-model-seed{seed}"
-        if not (path / "config.json").exists():
-            size = MicroSize(vocab_size=preset.micro_vocab, hidden_size=preset.micro_hidden, num_hidden_layers=preset.micro_layers)
-            build_micro_qwen3(list(gold_conversations(train)), path, size, sft_steps=preset.micro_sft_steps, seed=seed)
-        return path.resolve()
-    base = str(converted_path(preset.model)) if preset.model in PACKAGED_MODELS else preset.model
-    if not preset.warm_start_steps:
-        return Path(base)
-    settings = WarmStart(steps=preset.warm_start_steps, lr=preset.warm_start_lr, batch_size=preset.warm_start_batch, bf16=preset.bf16)
-    return warm_start(base, list(gold_conversations(train)), out / f"warm-start-seed{seed}", settings, seed=seed).resolve()
+    start = out / f"start-seed{seed}"
+    start.mkdir(parents=True, exist_ok=True)
+    return Path(warm_started(preset, resolve_base(preset, train, start), train, start)).resolve()
 
 
 def train_command(config: CompareConfig, scheduler: str, seed: int, model: Path, run: Path) -> list[str]:

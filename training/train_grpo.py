@@ -153,6 +153,16 @@ def resolve_base(config: TrainConfig, train: Suite, run: Path) -> str:
     return config.model
 
 
+def warm_started(config: TrainConfig, base: str, train: Suite, run: Path) -> str:
+    """The policy GRPO starts from: ``base``, or its SFT warm start in ``run/warm-start`` (built once)."""
+    if not config.warm_start_steps:
+        return base
+    settings = WarmStart(steps=config.warm_start_steps, lr=config.warm_start_lr, batch_size=config.warm_start_batch, bf16=config.bf16)
+    policy = str(warm_start(base, list(gold_conversations(train)), run / "warm-start", settings, seed=config.seed).resolve())
+    gc.collect()
+    return policy
+
+
 def load_policy(path: str, bf16_weights: bool) -> tuple[Any, Any]:
     """Model (SDPA attention: eager attention keeps every layer's attention matrix for backward) and tokenizer."""
     dtype = torch.bfloat16 if bf16_weights else torch.float32
@@ -202,11 +212,7 @@ def main(config: TrainConfig) -> Path:
             (run / name).unlink(missing_ok=True)
         if heldout is not None and config.eval_base:
             _evaluate_base(config, base, heldout, run)
-    policy = base
-    if config.warm_start_steps:
-        settings = WarmStart(steps=config.warm_start_steps, lr=config.warm_start_lr, batch_size=config.warm_start_batch, bf16=config.bf16)
-        policy = str(warm_start(base, list(gold_conversations(train)), run / "warm-start", settings, seed=config.seed).resolve())
-        gc.collect()
+    policy = warm_started(config, base, train, run)
     model, tokenizer = load_policy(policy, bf16_weights=config.bf16 and torch.cuda.is_available())
 
     scheduler = make_scheduler(config.scheduler, train, seed=config.seed)
