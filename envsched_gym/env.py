@@ -23,7 +23,7 @@ import gymnasium as gym
 from envsched_gym.adapter import Adapter
 from envsched_gym.declarations import EnvSpec, TaskSpec, ToolCall, ToolSpec
 from envsched_gym.episode import TRUNCATIONS, CallRecord, ChatMessage, Episode, Message
-from envsched_gym.parsing import ALL_FORMATS, Format, ParseResult, parse_tool_calls
+from envsched_gym.parsing import ALL_FORMATS, MAX_CALLS_PER_MESSAGE, Format, ParseResult, parse_tool_calls
 from envsched_gym.rendering import render_tool_results, result_text
 from envsched_gym.spaces import UnicodeText
 from envsched_gym.task_index import TaskIndex
@@ -44,6 +44,8 @@ class ToolUseEnv(gym.Env[str, str]):
         split: Tasks ``reset`` may draw when no ``task_id`` is given.
         formats: Accepted tool-call wire formats.
         render_mode: ``"ansi"`` to render the transcript as text.
+        max_calls_per_message: Most tool calls one assistant message may make; a message with
+            more runs none and gets one error observation (``gym.make(id, max_calls_per_message=N)``).
     """
 
     metadata = {"render_modes": ["ansi"]}
@@ -55,7 +57,11 @@ class ToolUseEnv(gym.Env[str, str]):
         split: str = "all",
         formats: tuple[Format, ...] = ALL_FORMATS,
         render_mode: str | None = None,
+        max_calls_per_message: int = MAX_CALLS_PER_MESSAGE,
     ) -> None:
+        if isinstance(max_calls_per_message, bool) or not isinstance(max_calls_per_message, int) or max_calls_per_message < 1:
+            raise ValueError(f"max_calls_per_message must be a positive integer, got {max_calls_per_message!r}")
+        self.max_calls_per_message = max_calls_per_message
         self.adapter = adapter
         self.gym_id = gym_id
         self.index = TaskIndex.for_adapter(adapter, gym_id)
@@ -133,7 +139,7 @@ class ToolUseEnv(gym.Env[str, str]):
             raise self._not_running()
         ep.steps = steps = ep.steps + 1
         ep.steps_in_turn += 1
-        parsed = parse_tool_calls(action if isinstance(action, str) else str(action), self.formats, self._signatures)
+        parsed = parse_tool_calls(action, self.formats, self._signatures, self.max_calls_per_message)
         if parsed.errors:
             ep.parse_errors += len(parsed.errors)
         assistant = Message.assistant(parsed.content, parsed.calls, parsed.reasoning)

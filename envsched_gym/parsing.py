@@ -9,7 +9,9 @@ Three wire formats are understood:
 * ``python``: BFCL's call syntax ``[f(a=1), g(b=[2])]``, read with :mod:`ast` and
   :func:`ast.literal_eval` (literal arguments only).
 
-Parsing never raises: malformed calls come back as :class:`ParseError` entries.
+Parsing never raises and runs in time linear in the text: malformed calls come back as
+:class:`ParseError` entries, and so do numbers no tool could use (integers of more than
+:data:`MAX_INT_DIGITS` digits, NaN and infinities) and messages with more calls than the cap.
 """
 
 from __future__ import annotations
@@ -26,12 +28,41 @@ from envsched_gym.declarations import ToolCall
 Format = Literal["qwen3", "openai", "python"]
 ALL_FORMATS: tuple[Format, ...] = ("qwen3", "openai", "python")
 MAX_PYTHON_CHARS = 100_000
+MAX_CALLS_PER_MESSAGE = 64
+#: Python's own limit for converting an integer to decimal text: a longer integer could not
+#: even be printed back to the agent, let alone used as an argument.
+MAX_INT_DIGITS = 4300
+_MAX_INT_BITS = int(MAX_INT_DIGITS * 3.3219280948873626)  # log2(10): hex literals skip the decimal limit
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _PYTHON_START = re.compile(r"^\[?\s*[A-Za-z_][\w.]*\s*\(")
-_DECODER = json.JSONDecoder()
 _PARSE_FAILURES = (SyntaxError, ValueError, TypeError, RecursionError, MemoryError, OverflowError)
+
+
+class _BadNumber(ValueError):
+    """A JSON number no tool can take; raised from the decoder's hooks and reported as such."""
+
+
+def _int_hook(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise _BadNumber(f"an integer with {len(digits.lstrip('-'))} digits is too long (at most {MAX_INT_DIGITS})")
+    return int(digits)
+
+
+def _float_hook(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _BadNumber(f"{text[:40]} overflows a float; NaN and infinity are not valid argument values")
+    return value
+
+
+def _constant_hook(name: str) -> Any:
+    raise _BadNumber(f"{name} is not valid JSON; NaN and infinity are not valid argument values")
+
+
+_DECODER = json.JSONDecoder(parse_int=_int_hook, parse_float=_float_hook, parse_constant=_constant_hook)
+_JSON_FAILURES = (ValueError, RecursionError, MemoryError)  # JSONDecodeError and _BadNumber are ValueErrors
 
 
 @dataclass
@@ -63,6 +94,7 @@ def parse_tool_calls(
     text: str,
     formats: tuple[Format, ...] = ALL_FORMATS,
     signatures: dict[str, list[str]] | None = None,
+    max_calls: int = MAX_CALLS_PER_MESSAGE,
 ) -> ParseResult:
     """Extract tool calls from ``text``.
 
@@ -71,10 +103,27 @@ def parse_tool_calls(
         formats: Wire formats to try, in order of detection.
         signatures: Parameter names in order, per tool, so python-syntax positional
             arguments can be named; without it a positional argument is a parse error.
+        max_calls: Most calls (well-formed or not) one message may make. A message with more
+            runs none of them and gets one error instead, so a flood of calls costs one step.
     """
     if not isinstance(text, str):
         return ParseResult(errors=[ParseError("input", f"expected a string, got {type(text).__name__}")])
-    whole = _parse_bare(text, formats, signatures or {})
+    return _capped(_parse(text, formats, signatures or {}), max_calls)
+
+
+def _capped(result: ParseResult, max_calls: int) -> ParseResult:
+    attempts = len(result.calls) + len(result.errors)
+    if attempts > max_calls:
+        message = (
+            f"{attempts} tool calls in one message, more than the limit of {max_calls} (max_calls_per_message); "
+            f"none were run. Make at most {max_calls} calls per message."
+        )
+        result.calls, result.errors = [], [ParseError(result.format or "input", message)]
+    return result
+
+
+def _parse(text: str, formats: tuple[Format, ...], signatures: dict[str, list[str]]) -> ParseResult:
+    whole = _parse_bare(text, formats, signatures)
     if whole is not None and whole.calls and whole.ok:
         return whole
     reasoning, body = _split_reasoning(text)
@@ -83,7 +132,7 @@ def parse_tool_calls(
     elif body == text:  # no reasoning was split off: the whole-message parse above is the answer
         result = whole or ParseResult(content=body.strip())
     else:
-        result = _parse_bare(body, formats, signatures or {}) or ParseResult(content=body.strip())
+        result = _parse_bare(body, formats, signatures) or ParseResult(content=body.strip())
     result.reasoning = reasoning
     return result
 
@@ -101,14 +150,20 @@ def _split_reasoning(text: str) -> tuple[str | None, str]:
     """Separate ``<think>`` reasoning (also a leading, unopened ``...</think>``) from the reply.
 
     Only text before the first ``<tool_call>`` can be reasoning, so a tag inside a call's
-    JSON string is left alone.
+    JSON string is left alone. Each ``<think>`` pairs with the first ``</think>`` after it; the
+    scan moves forward only, so it is linear in the text however many tags it holds.
     """
     cut = text.find(_OPEN)
     head, tail = (text, "") if cut < 0 else (text[:cut], text[cut:])
-    parts = [m.group(1).strip() for m in _THINK.finditer(head)]
-    head = _THINK.sub("", head)
-    if "</think>" in head and "<think>" not in head:
-        before, _, head = head.partition("</think>")
+    parts, kept, pos = [], [], 0
+    while (start := head.find(_THINK_OPEN, pos)) >= 0 and (end := head.find(_THINK_CLOSE, start + len(_THINK_OPEN))) >= 0:
+        kept.append(head[pos:start])
+        parts.append(head[start + len(_THINK_OPEN) : end].strip())
+        pos = end + len(_THINK_CLOSE)
+    kept.append(head[pos:])
+    head = "".join(kept)
+    if _THINK_CLOSE in head and _THINK_OPEN not in head:
+        before, _, head = head.partition(_THINK_CLOSE)
         parts.insert(0, before.strip())
     return ("\n".join(parts) if parts else None), head + tail
 
@@ -138,20 +193,33 @@ def _parse_qwen3(body: str) -> ParseResult:
 
 def _parse_qwen3_block(body: str, pos: int, result: ParseResult) -> int:
     """Parse one block whose JSON starts at ``pos``; return where scanning resumes."""
-    close = body.find(_CLOSE, pos)
     try:
         obj, end = _DECODER.raw_decode(body, _skip_space(body, pos))
-    except (json.JSONDecodeError, RecursionError) as exc:
-        stop = close + len(_CLOSE) if close >= 0 else len(body)
-        result.errors.append(ParseError("qwen3", f"tool call is not valid JSON: {exc}", body[pos:stop][:200]))
+    except _JSON_FAILURES as exc:
+        stop = _after_close(body, pos)
+        result.errors.append(ParseError("qwen3", f"tool call is not valid JSON: {_json_reason(exc)}", body[pos:stop][:200]))
         return stop
     tail = _skip_space(body, end)
     if not body.startswith(_CLOSE, tail):
-        stop = close + len(_CLOSE) if close >= 0 else len(body)
+        stop = _after_close(body, pos)
         result.errors.append(ParseError("qwen3", "missing </tool_call> after the call's JSON", body[pos:stop][:200]))
         return stop
     _append_call(obj, "qwen3", result)
     return tail + len(_CLOSE)
+
+
+def _after_close(body: str, pos: int) -> int:
+    """Where scanning resumes after a malformed block: past its ``</tool_call>``, else the end."""
+    close = body.find(_CLOSE, pos)
+    return close + len(_CLOSE) if close >= 0 else len(body)
+
+
+def _json_reason(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, MemoryError):
+        return "too large"
+    return str(exc)
 
 
 def _skip_space(text: str, pos: int) -> int:
@@ -169,9 +237,9 @@ def _append_call(obj: Any, fmt: str, result: ParseResult) -> None:
     args = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(args, str):
         try:
-            args = json.loads(args) if args.strip() else {}
-        except (json.JSONDecodeError, RecursionError) as exc:
-            result.errors.append(ParseError(fmt, f"arguments string is not valid JSON: {exc}", args[:200]))
+            args = _DECODER.decode(args) if args.strip() else {}
+        except _JSON_FAILURES as exc:
+            result.errors.append(ParseError(fmt, f"arguments string is not valid JSON: {_json_reason(exc)}", args[:200]))
             return
     if not isinstance(name, str) or not name:
         result.errors.append(ParseError(fmt, 'a tool call needs a non-empty string "name"', str(obj)[:200]))
@@ -185,8 +253,10 @@ def _append_call(obj: Any, fmt: str, result: ParseResult) -> None:
 def _parse_openai(body: str) -> ParseResult | None:
     """Parse an OpenAI-style JSON message; ``None`` when the JSON is not tool-call shaped."""
     try:
-        obj = json.loads(body)
-    except (json.JSONDecodeError, RecursionError):
+        obj = _DECODER.decode(body)
+    except _BadNumber as exc:
+        return ParseResult(format="openai", errors=[ParseError("openai", f"tool call is not valid JSON: {exc}", body[:200])])
+    except _JSON_FAILURES:
         return None
     if isinstance(obj, dict) and isinstance(obj.get("tool_calls"), list):
         items, content = obj["tool_calls"], obj.get("content") or ""
@@ -259,7 +329,11 @@ def _literal(node: ast.expr) -> Any:
 
 
 def _to_json(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        if value.bit_length() > _MAX_INT_BITS:
+            raise ValueError(f"an integer of {value.bit_length()} bits is too large (at most {MAX_INT_DIGITS} decimal digits)")
         return value
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):

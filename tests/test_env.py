@@ -289,3 +289,20 @@ def test_tools_a_world_adds_at_a_turn_are_listed_and_callable_from_that_turn() -
 def test_unknown_reset_option_is_named_with_a_suggestion(env: gym.Env) -> None:
     with pytest.raises(ValueError, match=r"unknown reset option\(s\) 'taskid' \(did you mean 'task_id'\?\)"):
         env.reset(options={"taskid": "notes/0"})
+
+
+def test_the_call_cap_is_an_env_option_and_a_flood_runs_nothing(notes_adapter: NotesAdapter) -> None:
+    env = gym.make("envsched/Notes-v0", max_calls_per_message=2)
+    env.reset(options={"task_id": "notes/0"})
+    obs, *_, info = env.step(_call("write_note", title="call", body="call mum") * 3)
+    assert "3 tool calls in one message, more than the limit of 2" in obs
+    assert env.unwrapped.episode.calls == [] and info["parse"].errors
+    with pytest.raises(ValueError, match="max_calls_per_message must be a positive integer"):
+        gym.make("envsched/Notes-v0", max_calls_per_message=0)
+
+
+@pytest.mark.parametrize("action", [None, 10**5000, b"<tool_call>", object()], ids=["none", "huge-int", "bytes", "object"])
+def test_an_action_that_is_not_text_is_an_error_observation(env: gym.Env, action: object) -> None:
+    env.reset(options={"task_id": "notes/0"})
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert "expected a string" in obs and info["parse"].errors and not terminated

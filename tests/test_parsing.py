@@ -172,3 +172,82 @@ def test_fuzz_mutated_valid_calls() -> None:
 def test_non_string_input_is_an_error_not_an_exception() -> None:
     result = parse_tool_calls(None)  # type: ignore[arg-type]
     assert result.errors and result.errors[0].format == "input"
+
+
+# ---------------------------------------------------------------- hostile input (issue 14)
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'<tool_call>{{"name": "a", "arguments": {{"x": {HUGE}}}}}</tool_call>',
+        f'<tool_call>{{"name": "a", "arguments": "{{\\"x\\": {HUGE}}}"}}</tool_call>',
+        f'{{"tool_calls": [{{"function": {{"name": "a", "arguments": {{"x": {HUGE}}}}}}}]}}',
+        f"[a(x={HUGE})]",
+        "[a(x=0x" + "f" * 20_000 + ")]",
+    ],
+    ids=["qwen3", "qwen3-arguments-string", "openai", "python-decimal", "python-hex"],
+)
+def test_integers_too_long_to_print_are_parse_errors(text: str) -> None:
+    result = parse_tool_calls(text)
+    assert not result.calls and len(result.errors) == 1
+    assert "4300" in result.errors[0].message and "digits" in result.errors[0].message
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
+def test_nan_and_infinite_json_numbers_are_parse_errors(number: str) -> None:
+    for text in (f'<tool_call>{{"name": "a", "arguments": {{"x": {number}}}}}</tool_call>',
+                 f'{{"tool_calls": [{{"function": {{"name": "a", "arguments": {{"x": {number}}}}}}}]}}'):  # fmt: skip
+        result = parse_tool_calls(text)
+        assert not result.calls and "NaN and infinity are not valid" in result.errors[0].message
+
+
+def test_the_largest_allowed_integer_still_parses() -> None:
+    result = parse_tool_calls(f'<tool_call>{{"name": "a", "arguments": {{"x": {"9" * 4300}}}}}</tool_call>')
+    assert result.ok and result.calls[0].arguments["x"] == 10**4300 - 1
+
+
+def _split_reasoning_by_regex(text: str) -> tuple[str | None, str]:
+    """The former regex implementation (quadratic on many unclosed tags): the reference semantics."""
+    import re
+
+    think = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+    cut = text.find("<tool_call>")
+    head, tail = (text, "") if cut < 0 else (text[:cut], text[cut:])
+    parts = [m.group(1).strip() for m in think.finditer(head)]
+    head = think.sub("", head)
+    if "</think>" in head and "<think>" not in head:
+        before, _, head = head.partition("</think>")
+        parts.insert(0, before.strip())
+    return ("\n".join(parts) if parts else None), head + tail
+
+
+@FUZZ
+@given(parts=st.lists(st.sampled_from(["<think>", "</think>", "<tool_call>", "a", " ", "\n", "think>", "<"]), max_size=30))
+def test_linear_reasoning_split_matches_the_regex_semantics(parts: list[str]) -> None:
+    from envsched_gym.parsing import _split_reasoning
+
+    text = "".join(parts)
+    assert _split_reasoning(text) == _split_reasoning_by_regex(text)
+
+
+@pytest.mark.parametrize("unit", ["<think>", "<think>x", "<think></think><think>", "</think><think>"])
+def test_many_think_tags_parse_in_linear_time(unit: str) -> None:
+    """200,000 tags: the regex took 2.7 s for 4,000 and grew quadratically (hours here); linear takes milliseconds."""
+    import time
+
+    start = time.perf_counter()
+    parse_tool_calls(unit * 200_000)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_more_calls_than_the_cap_run_none_and_say_why() -> None:
+    call = '<tool_call>{"name": "a", "arguments": {}}</tool_call>'
+    assert len(parse_tool_calls(call * 64).calls) == 64
+    flood = parse_tool_calls(call * 65)
+    assert not flood.calls and len(flood.errors) == 1
+    assert "65 tool calls" in flood.errors[0].message and "max_calls_per_message" in flood.errors[0].message
+    assert len(parse_tool_calls(call * 3, max_calls=2).errors) == 1
+    malformed = parse_tool_calls("<tool_call>{bad}</tool_call>" * 100)
+    assert len(malformed.errors) == 1 and "100 tool calls" in malformed.errors[0].message
