@@ -2,7 +2,8 @@
 
 A scheduler owns the choice of which suite nodes (task ids) a GRPO step trains on. The trainer
 asks for ``next_batch(B)``, rolls each id ``G`` times, reports every finished group with
-``update(task_id, rewards)``, and asks ``keep(task_id, rewards)`` whether the group enters the
+``update(task_id, rewards)`` (refused, with nothing changed, when a reward is not a finite
+number), and asks ``keep(task_id, rewards)`` whether the group enters the
 gradient step (only DAPO dynamic sampling drops groups). ``predict`` gives every scheduler's own
 estimate of the within-group reward variance, which the benchmarks compare with what the
 rollouts realised.
@@ -11,11 +12,12 @@ rollouts realised.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from envsched_gym.curriculum.state import StateReader
 from envsched_gym.suite import Suite
 
 
@@ -30,7 +32,7 @@ class Scheduler(Protocol):
         ...
 
     def update(self, task_id: str, rewards: Sequence[float]) -> None:
-        """Record one finished GRPO group of ``task_id``."""
+        """Record one finished GRPO group of ``task_id`` (a ``ValueError`` for non-finite rewards)."""
         ...
 
     def state_dict(self) -> dict[str, Any]:
@@ -38,12 +40,36 @@ class Scheduler(Protocol):
         ...
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore a :meth:`state_dict`."""
+        """Restore a :meth:`state_dict` (a ``ValueError`` naming the key for a damaged one)."""
         ...
 
     def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Predicted ``variance``, ``mean`` and ``uncertainty`` of each task's group rewards."""
         ...
+
+
+def checked_rewards(task_id: str, rewards: Sequence[float]) -> np.ndarray:
+    """One group's rewards as a float array, or a ``ValueError`` naming the task and the bad reward.
+
+    A single NaN or infinity would poison a scheduler's statistics for many rounds, so the
+    whole group is refused before anything is recorded.
+    """
+    try:
+        values = np.asarray(rewards, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"task '{task_id}': rewards must be numbers, got {rewards!r:.100}; pass one float per rollout to update()"
+        ) from None
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"task '{task_id}': update() needs a flat list of at least one reward per rollout, got shape {values.shape}")
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"task '{task_id}': reward {values[i]} (rollout {i} of {values.size}) is not finite, so the group was refused and the scheduler is"
+            " unchanged; fix the reward function to return finite numbers, or leave this group out of update()"
+        )
+    return values
 
 
 def group_variance(rewards: Sequence[float]) -> float:
@@ -62,6 +88,7 @@ class BaseScheduler:
     """
 
     name = "base"
+    STATE_KEYS: tuple[str, ...] = ("name", "seed", "step", "rng", "totals", "rollouts", "task_ids_hash")
 
     def __init__(self, suite: Suite, seed: int = 0) -> None:
         if len(suite) == 0:
@@ -92,11 +119,24 @@ class BaseScheduler:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         return min(batch_size, len(self.task_ids))
 
+    def update(self, task_id: str, rewards: Sequence[float]) -> None:
+        """Record one finished GRPO group of ``task_id``.
+
+        The id and the rewards are checked first (:func:`checked_rewards`): an unknown id, an
+        empty group or a non-finite reward raises and leaves the scheduler unchanged. The group
+        then enters the pool totals and the scheduler's own model (:meth:`observe`).
+        """
+        node = int(self.positions([task_id])[0])
+        values = checked_rewards(task_id, rewards)
+        mean, variance = self.record(values)
+        self.observe(node, values, mean, variance)
+
+    def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:
+        """Fold one checked group of ``node`` into the scheduler's own model (here: nothing beyond the totals)."""
+
     def record(self, rewards: Sequence[float]) -> tuple[float, float]:
         """Add a group to the global totals and the rollout count; returns its (mean, variance)."""
         values = [float(r) for r in rewards]
-        if not values:
-            raise ValueError("update() needs the rewards of at least one rollout")
         mean = sum(values) / len(values)
         var = sum((v - mean) ** 2 for v in values) / len(values)
         self.totals += (1.0, mean, var)
@@ -119,16 +159,43 @@ class BaseScheduler:
         return {"name": self.name, "seed": self.seed, "step": self.step, "rng": self.rng.bit_generator.state,
                 "totals": self.totals.tolist(), "rollouts": self.rollouts, "task_ids_hash": hash_ids(self.task_ids)}  # fmt: skip
 
-    def load_base_state(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`base_state`, checking that the suite is the one it was saved with."""
-        if state.get("name") != self.name:
-            raise ValueError(f"state was saved by scheduler '{state.get('name')}', not '{self.name}'")
-        if state["task_ids_hash"] != hash_ids(self.task_ids):
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`.
+
+        Every key and value is checked (:meth:`read_state`) before anything is assigned, so a
+        damaged state raises a ``ValueError`` naming the key and leaves the scheduler unchanged.
+        """
+        self.apply_state(self.read_state(self.state_reader(state)))
+
+    def state_reader(self, state: Any) -> StateReader:
+        """A reader of ``state``, once it is known to come from this scheduler over this suite."""
+        if isinstance(state, Mapping) and "name" in state and state["name"] != self.name:
+            raise ValueError(
+                f"state was saved by scheduler '{state['name']}', not '{self.name}'; load it into make_scheduler('{state['name']}', ...)"
+            )
+        sizes = f"{len(self.task_ids)} tasks in {len(self.env_ids)} environments"
+        reader = StateReader(state, f"the '{self.name}' scheduler's state", self.STATE_KEYS, sizes)
+        if reader.raw("task_ids_hash") != hash_ids(self.task_ids):
             raise ValueError("state was saved over a different suite (task ids differ); build the scheduler over the same suite")
-        self.seed, self.step = state["seed"], state["step"]
-        self.rng.bit_generator.state = state["rng"]
-        self.totals = np.asarray(state["totals"], dtype=np.float64)
-        self.rollouts = state["rollouts"]
+        return reader
+
+    def read_state(self, reader: StateReader) -> dict[str, Any]:
+        """The checked attribute values of a saved state (subclasses add their own)."""
+        rng = np.random.default_rng()
+        try:
+            rng.bit_generator.state = reader.raw("rng")
+        except (TypeError, ValueError, KeyError) as exc:
+            reader.fail("rng", f"is not a {type(rng.bit_generator).__name__} generator state ({exc!r})")
+        totals = reader.array("totals", (3,))
+        if totals[0] < 0 or totals[2] < 0:
+            reader.fail("totals", f"must hold a group count and a variance sum of at least 0, found {totals.tolist()}")
+        return {"seed": reader.integer("seed"), "step": reader.integer("step", minimum=0), "rng": rng, "totals": totals,
+                "rollouts": reader.integer("rollouts", minimum=0)}  # fmt: skip
+
+    def apply_state(self, values: dict[str, Any]) -> None:
+        """Assign the values :meth:`read_state` checked."""
+        for attr, value in values.items():
+            setattr(self, attr, value)
 
 
 def hash_ids(task_ids: Sequence[str]) -> str:

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from envsched_gym.curriculum.base import BaseScheduler
+from envsched_gym.curriculum.base import BaseScheduler, checked_rewards
+from envsched_gym.curriculum.state import StateReader
 from envsched_gym.suite import Suite
 
 
@@ -38,11 +39,6 @@ class RandomScheduler(BaseScheduler):
         self.step += 1
         return [self.task_ids[i] for i in self.rng.choice(len(self.task_ids), size, replace=False)]
 
-    def update(self, task_id: str, rewards: Sequence[float]) -> None:
-        """Only the pool-wide statistics are kept."""
-        self.positions([task_id])
-        self.record(rewards)
-
     def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The pool-wide mean and variance for every task (no per-task model)."""
         return self.global_estimates(len(task_ids))
@@ -50,10 +46,6 @@ class RandomScheduler(BaseScheduler):
     def state_dict(self) -> dict[str, Any]:
         """Clock, RNG and totals."""
         return self.base_state()
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict`."""
-        self.load_base_state(state)
 
 
 class DAPOScheduler(RandomScheduler):
@@ -64,6 +56,7 @@ class DAPOScheduler(RandomScheduler):
     """
 
     name = "dapo"
+    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "effective", "target", "kept", "dropped")
 
     def __init__(self, suite: Suite, seed: int = 0, max_oversample: float = 3.0, smoothing: float = 0.05) -> None:
         super().__init__(suite, seed)
@@ -81,15 +74,14 @@ class DAPOScheduler(RandomScheduler):
         want = math.ceil(batch_size / max(self.effective, 1.0 / self.max_oversample))
         return super().next_batch(want)
 
-    def update(self, task_id: str, rewards: Sequence[float]) -> None:
+    def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:
         """Track the running effective ratio that sets the over-sampling."""
-        super().update(task_id, rewards)
-        varies = float(np.ptp(np.asarray(rewards, dtype=np.float64)) > 0)
+        varies = float(np.ptp(rewards) > 0)
         self.effective += self.smoothing * (varies - self.effective)
 
     def keep(self, task_id: str, rewards: Sequence[float]) -> bool:
-        """False for a zero-variance group and for groups beyond the batch size."""
-        if np.ptp(np.asarray(rewards, dtype=np.float64)) == 0 or self.kept >= self.target:
+        """False for a zero-variance group and for groups beyond the batch size (non-finite rewards raise)."""
+        if np.ptp(checked_rewards(task_id, rewards)) == 0 or self.kept >= self.target:
             self.dropped += 1
             return False
         self.kept += 1
@@ -99,16 +91,17 @@ class DAPOScheduler(RandomScheduler):
         """Adds the running effective ratio and the filter's counters."""
         return {**super().state_dict(), "effective": self.effective, "target": self.target, "kept": self.kept, "dropped": self.dropped}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict`."""
-        super().load_state_dict(state)
-        self.effective, self.target, self.kept, self.dropped = state["effective"], state["target"], state["kept"], state["dropped"]
+    def read_state(self, reader: StateReader) -> dict[str, Any]:
+        """Adds the checked ratio (in [0, 1]) and counters."""
+        return {**super().read_state(reader), "effective": reader.number("effective", 0.0, 1.0),
+                **{key: reader.integer(key, minimum=0) for key in ("target", "kept", "dropped")}}  # fmt: skip
 
 
 class MoPPSScheduler(BaseScheduler):
     """MoPPS: Thompson sampling from per-task Beta posteriors towards a target success rate."""
 
     name = "mopps"
+    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "alpha", "beta")
 
     def __init__(self, suite: Suite, seed: int = 0, target: float = 0.5, forget: float = 0.95, prior: float = 1.0) -> None:
         super().__init__(suite, seed)
@@ -128,11 +121,9 @@ class MoPPSScheduler(BaseScheduler):
             posterior += (1.0 - self.forget) * self.prior
         return [self.task_ids[i] for i in picks[np.argsort(gap[picks], kind="stable")]]
 
-    def update(self, task_id: str, rewards: Sequence[float]) -> None:
-        """Add the group's successes and failures (rewards in [0, 1]) to the posterior."""
-        node = int(self.positions([task_id])[0])
-        values = np.clip(np.asarray(rewards, dtype=np.float64), 0.0, 1.0)
-        self.record(values)
+    def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:
+        """Add the group's successes and failures (rewards clipped to [0, 1]) to the posterior."""
+        values = np.clip(rewards, 0.0, 1.0)
         self.alpha[node] += values.sum()
         self.beta[node] += (1.0 - values).sum()
 
@@ -147,16 +138,21 @@ class MoPPSScheduler(BaseScheduler):
         """Posteriors, clock and RNG."""
         return {**self.base_state(), "alpha": self.alpha.tolist(), "beta": self.beta.tolist()}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict`."""
-        self.load_base_state(state)
-        self.alpha, self.beta = np.asarray(state["alpha"]), np.asarray(state["beta"])
+    def read_state(self, reader: StateReader) -> dict[str, Any]:
+        """Adds the checked posteriors (positive, one per task)."""
+        n = len(self.task_ids)
+        return {
+            **super().read_state(reader),
+            "alpha": reader.array("alpha", (n,), positive=True),
+            "beta": reader.array("beta", (n,), positive=True),
+        }
 
 
 class PLRScheduler(BaseScheduler):
     """Prioritised level replay with the learnability score ``p (1 - p)`` and staleness."""
 
     name = "plr"
+    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "last_mean", "last_seen")
 
     def __init__(self, suite: Suite, seed: int = 0, replay_prob: float = 0.5, beta: float = 0.1, staleness_mix: float = 0.3) -> None:
         super().__init__(suite, seed)
@@ -189,10 +185,8 @@ class PLRScheduler(BaseScheduler):
         self.step += 1
         return [self.task_ids[i] for i in np.concatenate([replay, fresh])]
 
-    def update(self, task_id: str, rewards: Sequence[float]) -> None:
+    def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:
         """Remember the group's mean success and when it was seen."""
-        node = int(self.positions([task_id])[0])
-        mean, _ = self.record(rewards)
         self.last_mean[node] = mean
         self.last_seen[node] = self.step
 
@@ -212,17 +206,29 @@ class PLRScheduler(BaseScheduler):
         return {**self.base_state(), "last_mean": [None if np.isnan(v) else v for v in self.last_mean.tolist()],
                 "last_seen": self.last_seen.tolist()}  # fmt: skip
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict`."""
-        self.load_base_state(state)
-        self.last_mean = np.array([np.nan if v is None else v for v in state["last_mean"]], dtype=np.float64)
-        self.last_seen = np.asarray(state["last_seen"], dtype=np.int64)
+    def read_state(self, reader: StateReader) -> dict[str, Any]:
+        """Adds the checked scores (``None`` exactly for unseen tasks) and ages (at most the clock)."""
+        values = super().read_state(reader)
+        n = len(self.task_ids)
+        last_mean = reader.array("last_mean", (n,), nullable=True)
+        last_seen = reader.array("last_seen", (n,), integer=True, minimum=-1)
+        late = np.flatnonzero(last_seen > values["step"])
+        if late.size:
+            reader.fail("last_seen", f"entry {late[0]} is {last_seen[late[0]]}, later than the saved step {values['step']}")
+        mismatch = np.flatnonzero(np.isnan(last_mean) != (last_seen < 0))
+        if mismatch.size:
+            reader.fail(
+                "last_mean",
+                f"must be null exactly where last_seen is -1 (unseen tasks); entry {mismatch[0]} is {last_mean[mismatch[0]]} with last_seen {last_seen[mismatch[0]]}",
+            )
+        return {**values, "last_mean": last_mean, "last_seen": last_seen}
 
 
 class DUMPScheduler(BaseScheduler):
     """DUMP: environment-level UCB over the mean absolute advantage of recent groups."""
 
     name = "dump"
+    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "recent", "means", "pulls")
 
     def __init__(self, suite: Suite, seed: int = 0, window: int = 64, exploration: float = 1.0, temperature: float = 0.1) -> None:
         super().__init__(suite, seed)
@@ -258,13 +264,10 @@ class DUMPScheduler(BaseScheduler):
         self.step += 1
         return [self.task_ids[i] for i in np.concatenate(picks)]
 
-    def update(self, task_id: str, rewards: Sequence[float]) -> None:
+    def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:
         """Add the group's mean |advantage| (``mean |r - mean r|``) to its environment's window."""
-        node = int(self.positions([task_id])[0])
-        values = np.asarray(rewards, dtype=np.float64)
-        mean, _ = self.record(values)
         env = int(self.env_of[node])
-        for series, value in ((self.recent[env], float(np.abs(values - mean).mean())), (self.means[env], mean)):
+        for series, value in ((self.recent[env], float(np.abs(rewards - mean).mean())), (self.means[env], mean)):
             series.append(value)
             del series[: -self.window]
 
@@ -283,9 +286,12 @@ class DUMPScheduler(BaseScheduler):
         """Windows, pull counts, clock and RNG."""
         return {**self.base_state(), "recent": self.recent, "means": self.means, "pulls": self.pulls.tolist()}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict`."""
-        self.load_base_state(state)
-        self.recent = [list(r) for r in state["recent"]]
-        self.means = [list(m) for m in state["means"]]
-        self.pulls = np.asarray(state["pulls"], dtype=np.float64)
+    def read_state(self, reader: StateReader) -> dict[str, Any]:
+        """Adds the checked windows (one per environment, at most ``window`` long) and pull counts."""
+        envs = len(self.env_ids)
+        recent = reader.series("recent", envs, self.window, minimum=0.0)
+        means = reader.series("means", envs, self.window)
+        for env, (r, m) in enumerate(zip(recent, means, strict=True)):
+            if len(r) != len(m):
+                reader.fail(f"means[{env}]", f"has {len(m)} entries but recent[{env}] has {len(r)}; the two windows grow together")
+        return {**super().read_state(reader), "recent": recent, "means": means, "pulls": reader.array("pulls", (envs,), minimum=0.0)}

@@ -21,7 +21,7 @@ every process.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ from envsched_gym.curriculum.base import BaseScheduler
 from envsched_gym.curriculum.features import NodeFeatures, build_features
 from envsched_gym.curriculum.graph import DualGraph
 from envsched_gym.curriculum.predictor import PredictorConfig, VariancePredictor
+from envsched_gym.curriculum.state import StateReader
 from envsched_gym.suite import Suite
 
 
@@ -81,6 +82,7 @@ class EnvSchedScheduler(BaseScheduler):
     """
 
     name = "envsched"
+    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "predictor", "env_groups", "config")
 
     def __init__(
         self,
@@ -128,16 +130,11 @@ class EnvSchedScheduler(BaseScheduler):
         score = predictor.variance[nodes] + self.config.task_bonus * predictor.uncertainty[nodes] + self.tie_break[nodes]
         return score.astype(np.float32)
 
-    def update(self, task_id: str, rewards: Sequence[float]) -> None:
-        """Fold one finished group into the node's statistics and its neighbours' aggregates."""
-        node = self.index.get(task_id)
-        if node is None:
-            raise KeyError(f"task '{task_id}' is not in this scheduler's suite ({len(self.task_ids)} nodes)")
-        mean, var = self.record(rewards)
+    def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:
+        """Fold one checked group into the node's statistics and its neighbours' aggregates."""
         size = len(rewards)
-        low, high = min(rewards), max(rewards)
-        clipped = mean * size if 0.0 <= low and high <= 1.0 else sum(min(max(float(r), 0.0), 1.0) for r in rewards)
-        self.predictor.observe(node, size, clipped, var * size / (size - 1) if size > 1 else 0.0)
+        clipped = mean * size if 0.0 <= rewards.min() and rewards.max() <= 1.0 else sum(min(max(float(r), 0.0), 1.0) for r in rewards)
+        self.predictor.observe(node, size, clipped, variance * size / (size - 1) if size > 1 else 0.0)
         self.env_groups[self.env_of[node]] += 1
 
     def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -220,11 +217,22 @@ class EnvSchedScheduler(BaseScheduler):
         return {**self.base_state(), "predictor": self.predictor.state_dict(), "env_groups": self.env_groups.tolist(),
                 "config": asdict(self.config)}  # fmt: skip
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict`; scheduling continues exactly as the saved run would."""
-        self.load_base_state(state)
-        self.predictor.load_state_dict(state["predictor"])
-        self.env_groups = np.asarray(state["env_groups"], dtype=np.float64)
+    def read_state(self, reader: StateReader) -> dict[str, Any]:
+        """Adds the checked predictor state and per-environment group counts (the config must be a dict; it is not restored)."""
+        if not isinstance(reader.raw("config"), Mapping):
+            reader.fail("config", f"must be a dict of EnvSchedConfig fields, found {type(reader.raw('config')).__name__}")
+        predictor = self.predictor.read_state(reader.nested("predictor", VariancePredictor.STATE_KEYS))
+        return {
+            **super().read_state(reader),
+            "predictor": predictor,
+            "env_groups": reader.array("env_groups", (len(self.env_ids),), minimum=0.0),
+        }
+
+    def apply_state(self, values: dict[str, Any]) -> None:
+        """Assign the checked values; scheduling continues exactly as the saved run would."""
+        values = dict(values)
+        self.predictor.apply_state(values.pop("predictor"))
+        super().apply_state(values)
         self._base_score = self._node_score(np.arange(len(self.task_ids)))
 
 

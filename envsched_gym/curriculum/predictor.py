@@ -38,6 +38,7 @@ import numpy as np
 from sklearn.preprocessing import normalize
 
 from envsched_gym.curriculum.graph import DualGraph
+from envsched_gym.curriculum.state import StateReader
 
 ROLLOUTS, REWARD, GROUPS, VARIANCE = range(4)
 
@@ -227,6 +228,7 @@ class VariancePredictor:
 
     # ------------------------------------------------------------------- state
     ARRAYS = ("stats", "agg_within", "agg_cross", "env_stats", "pool", "last_seen", "variance", "mean", "uncertainty", "env_mass")
+    STATE_KEYS = (*ARRAYS, "base_step", "step", "cursor", "dirty")
 
     def state_dict(self) -> dict[str, Any]:
         """Statistics, aggregates, cached predictions and clock, as JSON-able lists."""
@@ -237,10 +239,35 @@ class VariancePredictor:
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict` exactly (the next batch equals the uninterrupted run's)."""
+        """Restore :meth:`state_dict` exactly (the next batch equals the uninterrupted run's).
+
+        Every key and value is checked first; a damaged state raises a ``ValueError`` naming the key.
+        """
+        sizes = f"{self.n} nodes in {len(self.env_stats)} environments"
+        self.apply_state(self.read_state(StateReader(state, "the variance predictor's state", self.STATE_KEYS, sizes)))
+
+    def read_state(self, reader: StateReader) -> dict[str, Any]:
+        """The checked attribute values of a saved state: every array of its exact shape, finite."""
+        values: dict[str, Any] = {}
         for name in self.ARRAYS:
             current = getattr(self, name)
-            setattr(self, name, np.asarray(state[name], dtype=current.dtype).reshape(current.shape))
-        self.base_step, self.step, self.cursor = state["base_step"], state["step"], state["cursor"]
-        self.dirty = [np.asarray(state["dirty"], dtype=np.int64)]
+            integer = current.dtype.kind == "i"
+            values[name] = reader.array(name, current.shape, integer=integer, minimum=-1 if integer else None)
+        values["step"] = reader.integer("step", minimum=0)
+        values["base_step"] = reader.integer("base_step", minimum=0)
+        if values["base_step"] > values["step"]:
+            reader.fail("base_step", f"is {values['base_step']}, later than the saved step {values['step']}")
+        values["cursor"] = reader.integer("cursor", minimum=0)
+        if values["cursor"] >= max(self.n, 1):
+            reader.fail("cursor", f"is {values['cursor']}, outside the {self.n} nodes")
+        dirty = reader.array("dirty", (-1,), integer=True, minimum=0)
+        if dirty.size and dirty.max() >= self.n:
+            reader.fail("dirty", f"holds node {dirty.max()}, outside the {self.n} nodes")
+        values["dirty"] = [dirty]
+        return values
+
+    def apply_state(self, values: dict[str, Any]) -> None:
+        """Assign the values :meth:`read_state` checked (pending updates are dropped: a saved state has none)."""
+        for name, value in values.items():
+            setattr(self, name, value)
         self.pending = []

@@ -1,0 +1,61 @@
+"""The update contract every registered scheduler shares: hostile rewards are refused with nothing changed."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from envsched_gym.curriculum import SCHEDULERS, BaseScheduler, DAPOScheduler, make_scheduler
+from envsched_gym.suite import Suite
+
+
+def _drive(s: BaseScheduler, steps: int, seed: int, batch: int = 8) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(steps):
+        ids = s.next_batch(batch)
+        out.append(ids)
+        for t in ids:
+            s.update(t, (rng.random(4) < 0.5).astype(float))
+    return out
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("name", sorted(SCHEDULERS))
+def test_non_finite_reward_is_refused_and_changes_nothing(name: str, bad: float, small_suite: Suite) -> None:
+    refused, twin = make_scheduler(name, small_suite, seed=2), make_scheduler(name, small_suite, seed=2)
+    _drive(refused, 3, seed=0)
+    _drive(twin, 3, seed=0)
+    task = refused.task_ids[7]
+    with pytest.raises(
+        ValueError, match=rf"task '{re.escape(task)}': reward {bad} \(rollout 2 of 4\) is not finite.*fix the reward function"
+    ):
+        refused.update(task, [1.0, 0.0, bad, 1.0])
+    assert json.dumps(refused.state_dict()) == json.dumps(twin.state_dict())
+    assert _drive(refused, 3, seed=1) == _drive(twin, 3, seed=1)
+    for key, value in refused.predict(refused.task_ids).items():
+        assert np.isfinite(value).all(), key
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULERS))
+@pytest.mark.parametrize(
+    ("rewards", "message"), [([], "at least one reward"), (["high", 1.0], "rewards must be numbers"), ([[1.0], [0.0]], "flat list")]
+)
+def test_malformed_rewards_are_refused_with_the_task_named(name: str, rewards: list, message: str, small_suite: Suite) -> None:
+    s = make_scheduler(name, small_suite, seed=0)
+    before = json.dumps(s.state_dict())
+    with pytest.raises(ValueError, match=rf"task '{re.escape(s.task_ids[0])}'.*{message}"):
+        s.update(s.task_ids[0], rewards)
+    assert json.dumps(s.state_dict()) == before
+
+
+def test_dapo_keep_refuses_non_finite_rewards(small_suite: Suite) -> None:
+    s = DAPOScheduler(small_suite, seed=0)
+    s.next_batch(4)
+    with pytest.raises(ValueError, match="reward nan"):
+        s.keep(s.task_ids[0], [1.0, math.nan])
+    assert (s.kept, s.dropped) == (0, 0)
