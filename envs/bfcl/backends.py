@@ -6,6 +6,15 @@ TwitterAPI, ...), instantiated per episode and loaded with
 does. Calls are dispatched to backend methods by name with ``getattr`` (only names declared in
 the function docs); nothing is ``eval``-ed and BFCL's global instance cache is never used, so
 every episode's backends are garbage once the episode is gone.
+
+Isolation. The backends' modules hold mutable globals that the long-context filler aliases into
+instances (``CREDIT_CARD_EXTENSION``'s cards, whose balances a booking lowers) or writes at call
+time (``LONG_WEATHER_EXTENSION``). A long-context world therefore binds its own deep copies of
+those globals while its backends load and run (:class:`PrivateGlobals`). Without long context no
+backend touches them (each deep-copies its ``DEFAULT_STATE`` itself), so no copy is made: it would
+cost 8 ms per TradingBot world. Process-wide settings a call changes (``decimal``'s context,
+``mpmath.mp.dps``) are restored after it, and its result is rendered before that, at the precision
+it asked for, as BFCL records it.
 """
 
 from __future__ import annotations
@@ -15,8 +24,12 @@ import decimal
 import importlib
 import inspect
 import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
+from types import ModuleType
 from typing import Any
 
 from envsched_gym.envs.bfcl.guards import refusal
@@ -36,16 +49,66 @@ STATELESS = frozenset({"MathAPI"})
 
 
 @cache
-def backend_class(name: str) -> type:
-    """A backend class from the installed ``bfcl-eval`` package, with a fix-it error if absent."""
+def backend_module(name: str) -> ModuleType:
+    """The ``bfcl-eval`` module of backend class ``name``, with a fix-it error if absent."""
     try:
-        module = importlib.import_module(f"{BACKEND_PACKAGE}.{BACKEND_MODULES[name]}")
+        return importlib.import_module(f"{BACKEND_PACKAGE}.{BACKEND_MODULES[name]}")
     except ModuleNotFoundError as exc:
         raise ModuleNotFoundError(
             f"BFCL multi-turn backends need the bfcl-eval package ({exc}); install it with "
             "`pip install --no-deps bfcl-eval==2026.3.23 mpmath` (or `pip install envsched-gym[bfcl]`)"
         ) from exc
-    return getattr(module, name)
+
+
+@cache
+def backend_class(name: str) -> type:
+    """A backend class from the installed ``bfcl-eval`` package."""
+    return getattr(backend_module(name), name)
+
+
+@cache
+def mutable_globals(name: str) -> tuple[str, ...]:
+    """Names of the mutable module-level values (dicts, lists, sets) backend ``name`` can reach."""
+    return tuple(k for k, v in vars(backend_module(name)).items() if not k.startswith("__") and isinstance(v, (dict, list, set)))
+
+
+class PrivateGlobals:
+    """One world's deep copies of its backends' mutable module globals, bound while its code runs.
+
+    Binding swaps each module attribute for the world's copy and puts the shared original back
+    afterwards, so no world ever writes into what another world (or the next episode) reads.
+    Rollout workers run one world's call at a time in a thread, as BFCL's backends require.
+    """
+
+    def __init__(self, classes: list[str]) -> None:
+        self._copies = {name: copy.deepcopy({k: getattr(backend_module(name), k) for k in mutable_globals(name)}) for name in classes}
+
+    @contextmanager
+    def bound(self) -> Iterator[None]:
+        originals = {name: {k: getattr(backend_module(name), k) for k in mine} for name, mine in self._copies.items()}
+        try:
+            for name, mine in self._copies.items():
+                for k, v in mine.items():
+                    setattr(backend_module(name), k, v)
+            yield
+        finally:
+            for name, shared in originals.items():
+                for k, v in shared.items():
+                    setattr(backend_module(name), k, v)
+
+
+@contextmanager
+def process_settings_restored() -> Iterator[None]:
+    """Run a backend call, then undo what it set process-wide: MathAPI's ``getcontext().prec``
+    (square_root) and ``mpmath.mp.dps`` (logarithm)."""
+    mpmath = sys.modules.get("mpmath")
+    prec = mpmath.mp.prec if mpmath is not None else None
+    try:
+        with decimal.localcontext():
+            yield
+    finally:
+        if mpmath is not None and prec is not None:
+            mpmath.mp.prec = prec
 
 
 @cache
@@ -107,7 +170,9 @@ class BFCLWorld(World):
 
     def __init__(self, setup: BackendSetup) -> None:
         self.setup = setup
-        self.instances = {name: new_backend(name, setup.initial_config, setup.long_context) for name in setup.classes}
+        self._globals = PrivateGlobals(setup.classes) if setup.long_context else None
+        with self._isolated():
+            self.instances = {name: new_backend(name, setup.initial_config, setup.long_context) for name in setup.classes}
         self._tools = setup.tools
         declared = [t.name for t in setup.tools] + [t.name for ts in setup.added_tools.values() for t in ts]
         self._owner = {name: owner for name in declared if (owner := self._owner_of(name)) is not None}
@@ -128,29 +193,42 @@ class BFCLWorld(World):
             self._tools = self.setup.tools_after(index, self._tools)
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
-        """Run a validated agent call; a backend exception becomes a :class:`ToolError`."""
-        ok, value = self._invoke(name, arguments)
-        self.results[-1].append(result_text(value) if ok else f"Error during execution: {value}")
+        """Run a validated agent call; a backend exception becomes a :class:`ToolError`.
+
+        Returns the result as JSON data (rendered while the call's own precision was set)."""
+        ok, value, text = self._invoke(name, arguments)
+        self.results[-1].append(text if ok else f"Error during execution: {text}")
         if not ok:
-            raise ToolError(str(value))
+            raise ToolError(text)
         return value
 
     def execute(self, call: ToolCall) -> str:
         """Run a call (gold or replayed) and return BFCL's record of its result."""
-        ok, value = self._invoke(call.name, call.arguments)
-        return result_text(value) if ok else f"Error during execution: {value}"
+        ok, _, text = self._invoke(call.name, call.arguments)
+        return text if ok else f"Error during execution: {text}"
 
-    def _invoke(self, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    @contextmanager
+    def _isolated(self) -> Iterator[None]:
+        with process_settings_restored():
+            if self._globals is None:
+                yield
+            else:
+                with self._globals.bound():
+                    yield
+
+    def _invoke(self, name: str, arguments: dict[str, Any]) -> tuple[bool, Any, str]:
+        """``(ok, result as JSON data, BFCL's text of it)``; on failure the error and its text."""
         owner = self._owner.get(name)
         if owner is None:
-            return False, f"name '{name}' is not defined"
+            return False, None, f"name '{name}' is not defined"
         if (refused := refusal(name, arguments)) is not None:
-            return False, refused
-        try:
-            with decimal.localcontext():  # MathAPI sets getcontext().prec; keep that inside the call
-                return True, getattr(self.instances[owner], name)(**arguments)
-        except Exception as exc:  # a backend's own failure is the call's result, as in BFCL
-            return False, exc
+            return False, refused, str(refused)
+        with self._isolated():
+            try:
+                value = getattr(self.instances[owner], name)(**arguments)
+                return True, jsonable(value), result_text(value)
+            except Exception as exc:  # a backend's own failure is the call's result, as in BFCL
+                return False, exc, str(exc)
 
     def all_results(self) -> list[str]:
         """Every recorded result of the episode so far, turn after turn."""
@@ -162,7 +240,9 @@ class BFCLWorld(World):
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Rebuild the backends from ``{class name: scenario}`` (an ``initial_config``)."""
-        self.instances = {name: new_backend(name, state, self.setup.long_context) for name in self.setup.classes}
+        self._globals = PrivateGlobals(self.setup.classes) if self.setup.long_context else None
+        with self._isolated():
+            self.instances = {name: new_backend(name, state, self.setup.long_context) for name in self.setup.classes}
 
 
 def public_attributes(instance: Any) -> dict[str, Any]:

@@ -21,7 +21,8 @@ STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE#
 STOP_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
 CONFIRMATION = re.compile(r"\b(confirm|proceed|yes/no|yes or no|go ahead|shall i|should i|would you like me to)\b", re.IGNORECASE)
 CLOSING = re.compile(r"\b(anything else|is there anything|any other (questions?|requests?))\b", re.IGNORECASE)
-TRANSFER_NOTICE = re.compile(r"transferr?(ed|ing)\b.*\bhuman agent", re.IGNORECASE | re.DOTALL)
+TRANSFER_WORD = re.compile(r"transferr?(ed|ing)\b", re.IGNORECASE)
+HUMAN_AGENT = re.compile(r"\bhuman agent", re.IGNORECASE)
 _SUBJECT_VERBS = (
     "want|need|have|had|would|will|can|could|should|do|don't|did|didn't|also|only|just|recently|received|prefer|"
     "like|wish|made|bought|ordered|live|moved|remember|know|think|may|must|plan|might|then|still|already|"
@@ -92,6 +93,17 @@ def _sentences(text: str | None) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text or "") if s.strip()]
 
 
+def announces_transfer(text: str) -> bool:
+    """Whether the agent said it transferred (or is transferring) the user to a human agent.
+
+    "transferred ... human agent" in that order. Only the first transfer word matters (a later
+    one has less text after it), so two forward searches decide it in linear time; one regex
+    with ``.*`` between the two backtracks over every occurrence (12.5 s for 96 KB).
+    """
+    word = TRANSFER_WORD.search(text)
+    return word is not None and HUMAN_AGENT.search(text, word.end()) is not None
+
+
 def _words(text: str) -> set[str]:
     return {w.strip("._-") for w in _WORD.findall(text.lower())} - _STOPWORDS - {""}
 
@@ -132,7 +144,7 @@ class ScriptedTauUser(UserSimulator):
         text = episode.final_answer()
         if len(self._sent) >= self.max_replies:
             return UserReply(STOP, stop=True)
-        if TRANSFER_NOTICE.search(text):
+        if announces_transfer(text):
             return UserReply(TRANSFER, stop=True)
         if "?" not in text or CLOSING.search(text):
             return UserReply(STOP, stop=True)

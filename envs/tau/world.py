@@ -18,6 +18,9 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow,
 }  # fmt: skip
 MAX_EXPONENT = 64
+MAX_DIGITS = 1000
+"""Largest integer (in decimal digits) ``calculate`` builds: checked before each ``*`` and ``**``,
+whose cost grows with the digits of the result (``(((9**64)**64)**64)**64`` has 16 million)."""
 _UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 
 
@@ -41,6 +44,10 @@ def arithmetic(expression: str) -> float:
         raise ToolError("division by zero") from None
     except OverflowError:
         raise ToolError("result too large") from None
+    except (RecursionError, MemoryError):
+        raise ToolError("expression nested too deeply") from None
+    except ValueError as exc:  # a literal of more than 4300 digits
+        raise ToolError(f"invalid number in expression: {exc}") from None
 
 
 def _evaluate(node: ast.AST) -> Any:
@@ -50,10 +57,26 @@ def _evaluate(node: ast.AST) -> Any:
         left, right = _evaluate(node.left), _evaluate(node.right)
         if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
             raise ToolError(f"exponent {right} is too large (at most {MAX_EXPONENT})")
+        if _result_digits(node.op, left, right) > MAX_DIGITS:
+            raise ToolError(f"result too large (more than {MAX_DIGITS} digits)")
         return _BINARY[type(node.op)](left, right)
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_evaluate(node.operand))
     raise SyntaxError("only numbers, arithmetic operators and parentheses are allowed")
+
+
+def _digits(value: Any) -> float:
+    """Decimal digits of an integer's magnitude, from its bit length (no conversion)."""
+    return value.bit_length() * 0.30103 if isinstance(value, int) else 0.0
+
+
+def _result_digits(op: ast.operator, left: Any, right: Any) -> float:
+    """An upper bound on the digits of ``left op right`` for integers (floats overflow instead)."""
+    if isinstance(op, ast.Pow) and isinstance(right, int) and right > 0:
+        return _digits(left) * right
+    if isinstance(op, ast.Mult):
+        return _digits(left) + _digits(right)
+    return max(_digits(left), _digits(right))
 
 
 def fold(text: str) -> str:
