@@ -20,7 +20,9 @@ import dataclasses
 import gc
 import json
 import os
+import re
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,6 @@ import torch
 from datasets import Dataset
 from peft import LoraConfig
 from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser
-from transformers.trainer_utils import get_last_checkpoint
 from trl import GRPOConfig
 
 from envsched_gym.curriculum import make_scheduler
@@ -43,7 +44,9 @@ from envsched_gym.rl.grpo import (
     CurriculumGRPOTrainer,
     EnvironmentRollouts,
     HeldoutEval,
+    atomic_write,
     env_reward,
+    incomplete_reason,
     restore_curriculum,
 )
 from envsched_gym.rl.micro import MicroSize, build_micro_qwen3
@@ -206,7 +209,7 @@ def main(config: TrainConfig) -> Path:
     train = select_tasks(config.families, config.train_split, config.max_difficulty, config.max_tasks, config.seed)
     base = resolve_base(config, train, run)
     heldout = select_tasks(config.families, config.eval_split, config.max_difficulty, config.eval_tasks, config.seed) if config.eval_every else None
-    checkpoint = get_last_checkpoint(str(run)) if config.resume else None
+    checkpoint = str(resume_checkpoint(run)) if config.resume else None
     if not checkpoint:
         for name in ("metrics.jsonl", "eval.jsonl"):
             (run / name).unlink(missing_ok=True)
@@ -261,13 +264,60 @@ def _evaluate_base(config: TrainConfig, base: str, heldout: Suite, run: Path) ->
     gc.collect()
 
 
+def resume_checkpoint(run: Path) -> Path:
+    """The latest complete ``checkpoint-N`` of ``run``; incomplete ones (a save cut short) are skipped with a warning.
+
+    Raises:
+        FileNotFoundError: No complete checkpoint exists.
+    """
+    folders = [p for p in run.glob("checkpoint-*") if re.fullmatch(r"checkpoint-\d+", p.name) and p.is_dir()]
+    skipped = []
+    for folder in sorted(folders, key=lambda p: int(p.name.split("-")[1]), reverse=True):
+        reason = incomplete_reason(folder)
+        if reason is None:
+            return folder
+        warnings.warn(f"--resume skips {folder}: {reason}; it is rewritten when training reaches that step again", stacklevel=2)
+        skipped.append(f"{folder.name}: {reason}")
+    found = f"only incomplete ones: {'; '.join(skipped)}" if skipped else "no checkpoint-N folders"
+    raise FileNotFoundError(
+        f"--resume found no complete checkpoint in {run} ({found}); run without --resume to start over (its logs are replaced), "
+        "or delete the run directory"
+    )
+
+
 def _truncate_logs(run: Path, rounds_done: int, step: int) -> None:
-    """Drop log lines written after the checkpoint (those rounds are trained again)."""
+    """Drop log lines written after the checkpoint (those rounds are trained again).
+
+    A torn last line (a crash during its append) is dropped with a warning; an unreadable line
+    before the last is corruption, and raises.
+    """
     for name, key, limit in (("metrics.jsonl", "round", rounds_done), ("eval.jsonl", "step", step + 1)):
         path = run / name
         if path.exists():
-            keep = [line for line in path.read_text().splitlines() if line.strip() and json.loads(line)[key] < limit]
-            path.write_text("".join(line + "\n" for line in keep))
+            keep = [line for line, record in _read_log(path, key) if record[key] < limit]
+            atomic_write(path, "".join(line + "\n" for line in keep).encode())
+
+
+def _read_log(path: Path, key: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every (line, record) of a JSONL log whose records carry an integer ``key``; see :func:`_truncate_logs`."""
+    lines = [(number, line) for number, line in enumerate(path.read_text().splitlines(), 1) if line.strip()]
+    records = []
+    for position, (number, line) in enumerate(lines):
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict) or not isinstance(record.get(key), int):
+                raise ValueError(f"not a JSON object with an integer '{key}'")
+        except ValueError as exc:
+            if position == len(lines) - 1:
+                warnings.warn(
+                    f"{path}:{number}: dropping a torn last line, written when the run was interrupted: {line[:80]!r}", stacklevel=3
+                )
+                break
+            raise ValueError(
+                f"{path}:{number}: unreadable log line ({exc}); the log is corrupt: repair or delete line {number}, or run without --resume"
+            ) from None
+        records.append((line, record))
+    return records
 
 
 if __name__ == "__main__":

@@ -12,13 +12,17 @@ runs our parser and verifier rather than TRL's tool loop, and handles scripted u
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
+from accelerate import PartialState
 from accelerate.utils import gather_object
 from transformers import PreTrainedTokenizerBase, TrainerCallback
 from trl import GRPOTrainer
@@ -30,6 +34,7 @@ from envsched_gym.rl.rollout import EnvPool, run_rollouts
 from envsched_gym.rl.sampler import CurriculumSampler
 
 CURRICULUM_FILE = "curriculum.pt"
+COMPLETE_MARKER = "envsched-complete.json"  # written last into checkpoint-N: the folder is whole
 
 
 def env_reward(prompts: list[Any], completions: list[Any], env_reward: Sequence[float], **kwargs: Any) -> list[float]:
@@ -121,16 +126,75 @@ class EnvironmentRollouts:
 
 
 class CurriculumCheckpoint(TrainerCallback):
-    """Saves the sampler (decisions, buffered rewards, scheduler) and the round counter with each checkpoint."""
+    """Saves the sampler (decisions, buffered rewards, scheduler) and the round counter with each checkpoint.
+
+    TRL writes ``checkpoint-N`` first and then calls :meth:`on_save`, which writes
+    ``curriculum.pt`` atomically and then :data:`COMPLETE_MARKER`, so a process killed
+    anywhere in the save leaves a folder that :func:`incomplete_reason` rejects. A stale marker
+    is removed before the trainer writes into a folder again.
+    """
 
     def __init__(self, sampler: CurriculumSampler, rollouts: EnvironmentRollouts) -> None:
         self.sampler = sampler
         self.rollouts = rollouts
 
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if control.should_save and state.is_world_process_zero:
+            (Path(args.output_dir) / f"checkpoint-{state.global_step}" / COMPLETE_MARKER).unlink(missing_ok=True)
+
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        PartialState().wait_for_everyone()  # every process's RNG state is on disk before the folder is marked whole
         if state.is_world_process_zero:
-            path = Path(args.output_dir) / f"checkpoint-{state.global_step}" / CURRICULUM_FILE
-            torch.save({"sampler": self.sampler.state_dict(), "round": self.rollouts.round}, path)
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            buffer = io.BytesIO()
+            torch.save({"sampler": self.sampler.state_dict(), "round": self.rollouts.round}, buffer)
+            atomic_write(folder / CURRICULUM_FILE, buffer.getvalue())
+            mark_complete(folder, state.global_step)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in its folder, flushed to disk, then renamed over it.
+
+    A crash leaves the previous file (or none) and at worst a hidden ``.*.tmp`` file, never a torn ``path``.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def mark_complete(folder: Path, step: int) -> None:
+    """Write :data:`COMPLETE_MARKER` into a fully written ``folder``, listing its files."""
+    files = sorted(p.name for p in folder.iterdir() if p.name != COMPLETE_MARKER and not p.name.startswith("."))
+    atomic_write(folder / COMPLETE_MARKER, json.dumps({"step": step, "files": files}).encode())
+    if os.name == "posix":  # the renames themselves reach the disk
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def incomplete_reason(folder: Path) -> str | None:
+    """Why ``folder`` is not a whole checkpoint of this project (``None`` when it is)."""
+    marker = folder / COMPLETE_MARKER
+    if not marker.is_file():
+        return f"it has no {COMPLETE_MARKER}, which train_grpo.py writes last, so its save was interrupted (or predates the marker)"
+    try:
+        record = json.loads(marker.read_text())
+        step, files = int(record["step"]), [str(name) for name in record["files"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        return f"its {COMPLETE_MARKER} is unreadable ({exc})"
+    match = re.fullmatch(r"checkpoint-(\d+)", folder.name)
+    if match is None or int(match.group(1)) != step:
+        return f"its {COMPLETE_MARKER} was written for step {step}"
+    missing = [name for name in files if not (folder / name).exists()]
+    return f"files listed in its {COMPLETE_MARKER} are missing: {missing}" if missing else None
 
 
 def restore_curriculum(checkpoint: str | Path, sampler: CurriculumSampler, rollouts: EnvironmentRollouts) -> int:
@@ -138,9 +202,16 @@ def restore_curriculum(checkpoint: str | Path, sampler: CurriculumSampler, rollo
     path = Path(checkpoint) / CURRICULUM_FILE
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: this checkpoint was not written by train_grpo.py, so the curriculum cannot resume")
-    saved = torch.load(path, weights_only=False)
+    fix = f"delete {path.parent} and run with --resume again to continue from the previous checkpoint"
+    try:
+        saved = torch.load(path, weights_only=False)
+    except Exception as exc:  # torch reports a damaged file as RuntimeError, EOFError or an unpickling error
+        raise ValueError(f"{path} cannot be read ({type(exc).__name__}: {exc}); {fix}") from exc
+    if not isinstance(saved, dict) or set(saved) != {"sampler", "round"} or not isinstance(saved["round"], int) or saved["round"] < 0:
+        found = f"keys {sorted(map(str, saved))}, round {saved.get('round')!r}" if isinstance(saved, dict) else type(saved).__name__
+        raise ValueError(f"{path} must hold {{'sampler': dict, 'round': int >= 0}}, found {found}; {fix}")
     sampler.load_state_dict(saved["sampler"])
-    rollouts.round = int(saved["round"])
+    rollouts.round = saved["round"]
     return rollouts.round
 
 

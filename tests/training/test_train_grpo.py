@@ -14,6 +14,7 @@ from transformers import TrainingArguments
 
 import envsched_gym
 from envsched_gym.curriculum import make_scheduler
+from envsched_gym.rl.grpo import COMPLETE_MARKER, incomplete_reason
 from envsched_gym.rl.micro import MicroSize, build_micro_qwen3
 from envsched_gym.rl.trajectories import gold_conversations
 from training.train_grpo import PRESETS, TrainConfig, grpo_args, main, parse_config
@@ -79,6 +80,8 @@ def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler_then_resu
     lora_b = {k: v for k, v in load_file(run / "adapter" / "adapter_model.safetensors").items() if "lora_B" in k}
     assert lora_b and any(torch.count_nonzero(v) > 0 for v in lora_b.values())  # PEFT initialises every lora_B to zero
 
+    assert incomplete_reason(run / "checkpoint-2") is None  # TRL's save, then curriculum.pt, then the marker
+    assert {"trainer_state.json", "curriculum.pt", "adapter_model.safetensors"} <= set(json.loads((run / "checkpoint-2" / COMPLETE_MARKER).read_text())["files"])
     log = json.loads((run / "checkpoint-2" / "trainer_state.json").read_text())["log_history"]
     assert [h["reward"] for h in log if "reward" in h] == pytest.approx([np.mean(r["group_rewards"]) for r in rounds])
 
