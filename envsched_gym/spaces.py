@@ -56,7 +56,7 @@ class SharedText(Sequence[str]):
         if isinstance(index, slice):
             return tuple(self)[index]
         row = self._rows[index]
-        return row[1 : 1 + row[0]].tobytes().decode("utf-32-le")
+        return row[1 : 1 + row[0]].tobytes().decode("utf-32-le", "surrogatepass")
 
     def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
         return tuple(self)
@@ -75,7 +75,7 @@ def _write_unicode_to_shared_memory(space: UnicodeText, index: int, value: str, 
     if not space.contains(value):
         raise ValueError(f"observation must be a str of at most {space.max_length} characters, got {type(value).__name__} {str(value)[:80]!r}")
     slot = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)[index * (space.max_length + 1) :]
-    codes = np.frombuffer(value.encode("utf-32-le"), dtype=np.int32)
+    codes = np.frombuffer(value.encode("utf-32-le", "surrogatepass"), dtype=np.int32)
     slot[0] = len(codes)
     slot[1 : 1 + len(codes)] = codes
 

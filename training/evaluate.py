@@ -116,7 +116,7 @@ def main(config: EvalConfig) -> list[dict[str, Any]]:
     rollouts = run_endpoint(config, tasks, model) if config.base_url else run_local(config, tasks, model)
     out = Path(config.output_dir) / "evaluation"
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "episodes.jsonl").open("w") as f:
+    with (out / "episodes.jsonl").open("w", encoding="utf-8", errors="backslashreplace") as f:  # a lone surrogate becomes its JSON escape
         for node, r in zip(tasks, rollouts, strict=True):
             episode = {"benchmark": node.family, "split": node.split, "reward": r.reward, "success": r.success, "task_id": r.task_id,
                        "env_id": r.env_id, "termination": r.termination, "messages": r.messages}  # fmt: skip

@@ -176,7 +176,10 @@ def _check_param(func: str, param: str, value: Any, schema: dict[str, Any], gold
         )
         nested = PY_TYPES.get(item_type, dict)
     if type_name == "float" and type(value) is int:
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # no gold value is out of a float's range
+            return _bad("value_error", f"{param}: {value.bit_length()}-bit integer is outside a float's range")
     typed = _type_check(param, value, gold, expected, nested, func)
     if not typed.valid or typed.error_type == "variable":
         return typed if not typed.valid else _ok()
@@ -255,11 +258,15 @@ def _list_dict_check(param: str, value: list[Any], gold: Any, func: str) -> Chec
 
 # -------------------------------------------------------------------- strict
 def values_equal(got: Any, want: Any) -> bool:
-    """Exact equality of JSON values; ``1 == 1.0`` but booleans are not numbers."""
+    """Exact equality of JSON values; ``1 == 1.0`` but booleans are not numbers. Never raises:
+    an integer beyond a float's range is compared exactly (Python's ``int == float`` is)."""
     if isinstance(got, bool) or isinstance(want, bool):
         return type(got) is type(want) and got == want
     if isinstance(got, (int, float)) and isinstance(want, (int, float)):
-        return float(got) == float(want)
+        try:
+            return float(got) == float(want)
+        except OverflowError:
+            return got == want
     if isinstance(got, dict) and isinstance(want, dict):
         return got.keys() == want.keys() and all(values_equal(got[k], want[k]) for k in want)
     if isinstance(got, list) and isinstance(want, list):

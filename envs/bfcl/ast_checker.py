@@ -108,7 +108,10 @@ def _check_param(param: str, value: Any, schema: dict[str, Any], accepted: list[
         convert = java_value if language == "java" else js_value
         value = convert(value, declared, nested) if nested is not None else convert(value, declared)
     elif declared == "float" and type(value) is int:
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # BFCL's checker raises here; no ground truth is out of a float's range
+            return Verdict(False, "value_error:others", f"{param}: {value.bit_length()}-bit integer is outside a float's range")
     type_ok, is_variable = _type_check(value, accepted, expected, nested_type)
     if not type_ok:
         return Verdict(False, "type_error", f"{param}: expected type {declared}, got {type(value).__name__}")

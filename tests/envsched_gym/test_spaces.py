@@ -76,3 +76,11 @@ def test_batched_reward_is_an_array() -> None:
     _, reward, terminated, _, _ = envs.step(["I cannot help.", "I cannot help."])
     assert isinstance(reward, np.ndarray) and reward.shape == (2,) and terminated.dtype == np.bool_
     envs.close()
+
+
+def test_shared_memory_carries_lone_surrogates() -> None:
+    """An agent can write ``"\\ud800"`` (JSON escapes make one); it has no UTF-32 form without surrogatepass."""
+    space = UnicodeText(max_length=8)
+    memory = create_shared_memory(space, n=1)
+    write_to_shared_memory(space, 0, "a\ud800b\udfff", memory)
+    assert read_from_shared_memory(space, memory, n=1)[0] == "a\ud800b\udfff"

@@ -124,3 +124,11 @@ def test_whitespace_deletion_is_an_opt_in_faithful_quirk() -> None:
     assert check_normal(FUNCTIONS, output, gold, "faithful").valid
     assert not check_normal(FUNCTIONS, output, gold, "faithful", strip_whitespace=True).valid
     assert check_normal(FUNCTIONS, output, gold, "strict", strip_whitespace=True).valid
+
+
+def test_numbers_beyond_a_float_compare_without_raising() -> None:
+    assert values_equal(10**400, 10**400) and not values_equal(10**400, 1.0) and not values_equal(1e308, 10**400)
+    guests = [{"book_table": {"city": "Paris", "guests": 10**400, "outdoor": True}}]
+    assert both(guests)[1] is False  # faithful mode, like ACEBench, does not compare integers
+    floats = [{"name": "f", "description": "", "parameters": {"type": "object", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]
+    assert both([{"f": {"x": 10**400}}], {"f": {"x": 1.5}}, floats) == (False, False)

@@ -90,3 +90,9 @@ def test_java_literals(text, declared, nested, value):
 )
 def test_javascript_literals(text, declared, value):
     assert js_value(text, declared) == value
+
+
+def test_an_integer_beyond_a_float_for_a_float_parameter_is_a_value_error_not_a_crash():
+    functions = [{"name": "f", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]
+    verdict = check_calls(functions, [ToolCall("f", {"x": 10**400})], [{"f": {"x": [1.5]}}], "simple")
+    assert not verdict.valid and "outside a float's range" in verdict.reason
