@@ -26,9 +26,10 @@ from envsched_gym.envs.acebench.normal_check import alternatives, gold_function_
 from envsched_gym.envs.acebench.schemas import tool_spec
 from envsched_gym.envs.acebench.special_check import gold_reply
 from envsched_gym.envs.acebench.verifiers import AgentVerifier, NormalVerifier, SpecialVerifier, _check_mode
-from envsched_gym.envs.acebench.world import ScenarioWorld
+from envsched_gym.envs.acebench.world import SCENARIO_CLASSES, ScenarioWorld
 
 from envsched_gym import Adapter, AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolCall, ToolError, Verifier, VerifierConfig, World
+from envsched_gym.data_files import Row
 from envsched_gym.users import ScriptedTurns, UserSimulator
 
 CATEGORIES = D.NORMAL + D.SPECIAL + D.AGENT
@@ -122,7 +123,7 @@ class ACEBenchAdapter(Adapter):
             return self._agent_task(entry, common, meta)
         answer = entry.answer["ground_truth"]
         if entry.group == "normal":
-            first = alternatives(answer)[0]
+            first = _checked_alternatives(entry)[0]
             gold = AssistantTurn(tool_calls=[ToolCall(gold_function_name(k, entry.data["function"]), v) for k, v in first.items()])
         else:
             gold = AssistantTurn(content=gold_reply(entry.category, answer))
@@ -139,7 +140,7 @@ class ACEBenchAdapter(Adapter):
         )
 
     def _prompt(self, name: str) -> str:
-        return D.prompts(self.data_dir)[name]
+        return D.prompt(name, self.data_dir)
 
     def _single_system_prompt(self, entry: D.Entry) -> str:
         lang = entry.language.upper()
@@ -155,6 +156,10 @@ class ACEBenchAdapter(Adapter):
     # ---------------------------------------------------------------------- agent
     def _agent_task(self, entry: D.Entry, common: dict[str, Any], meta: dict[str, Any]) -> TaskSpec:
         data, lang = entry.data, entry.language
+        if unknown := [c for c in data["involved_classes"] if c not in SCENARIO_CLASSES]:
+            raise entry.row.error(
+                "involved_classes", f"names {unknown}, which are not scenario classes (known: {sorted(SCENARIO_CLASSES)})"
+            )
         kind = entry.category.split("_", 1)[1]
         question = data["question"]
         first = question if kind == "multi_step" else OPENING[lang].format(question=question)
@@ -171,7 +176,7 @@ class ACEBenchAdapter(Adapter):
             metadata=meta,
             **common,
         )
-        solution = self._milestone_solution(task)
+        solution = self._milestone_solution(task, entry.answer_row)
         task.metadata["gold_reaches_end_state"] = solution is not None
         task.solution = solution
         return task
@@ -183,13 +188,24 @@ class ACEBenchAdapter(Adapter):
         extra = D.prompt_in("multi_step/APIModel_agent.py", f"FOOD_SYSTEM_{lang}", self.data_dir) if kind == "multi_step" else ""
         return "\n".join(p for p in (base, policy, extra) if p)
 
-    def _milestone_solution(self, task: TaskSpec) -> list[AssistantTurn] | None:
-        """The first milestone list as gold turns, if replaying it reaches the ground-truth end state."""
-        stones = milestone_alternatives(task.verifier.params["mile_stone"])[0]
+    def _milestone_solution(self, task: TaskSpec, answer: Row) -> list[AssistantTurn] | None:
+        """The first milestone list as gold turns, if replaying it reaches the ground-truth end state.
+
+        Raises:
+            DataError: A milestone calls a tool that none of the task's scenario classes has.
+        """
+        world = self.make_world(task)
+        tools = {t.name for t in world.tools()}
+        alternatives = milestone_alternatives(task.verifier.params["mile_stone"])
+        for index, stones in enumerate(alternatives):
+            for call in (c for text in stones for c in parse_call_string(text) or []):
+                if call.name not in tools:
+                    raise answer.error(f"mile_stone[{index}]" if len(alternatives) > 1 else "mile_stone",
+                                       f"calls {call.name!r}, a tool none of {task.metadata['involved_classes']} has")  # fmt: skip
+        stones = alternatives[0]
         turns = [AssistantTurn(tool_calls=calls) for calls in map(parse_call_string, stones) if calls]
         if len(turns) != len(stones):
             return None
-        world = self.make_world(task)
         for turn in turns:
             for call in turn.tool_calls:
                 try:
@@ -224,7 +240,7 @@ class ACEBenchAdapter(Adapter):
 
         lang = task.metadata["language"].upper()
         travel = "Travel" in task.metadata["involved_classes"]
-        guidelines = D.prompts(self.data_dir)[f"SYSTEM_PROMPT_{'TRAVEL' if travel else 'BASE'}_{lang}"]
+        guidelines = D.prompt(f"SYSTEM_PROMPT_{'TRAVEL' if travel else 'BASE'}_{lang}", self.data_dir)
         return LLMUser(
             self.user_backend,
             guidelines=guidelines.replace("{instruction}", "(the scenario below)"),
@@ -232,6 +248,21 @@ class ACEBenchAdapter(Adapter):
             greeting=None,
             stop_tokens=("finish conversation",),
         )
+
+
+def _checked_alternatives(entry: D.Entry) -> list[dict[str, Any]]:
+    """The alternatives of a normal entry's ground truth, each calling only functions the entry declares."""
+    declared = {f["name"] for f in entry.data["function"]}
+    options = alternatives(entry.answer["ground_truth"])
+    for option in options:
+        if not isinstance(option, dict):
+            raise entry.answer_row.error("ground_truth", f"must be {{function: {{parameter: value}}}} objects, not {type(option).__name__}")
+        for key in option:
+            if gold_function_name(key, entry.data["function"]) not in declared:
+                raise entry.answer_row.error(
+                    "ground_truth", f"calls {key!r}, a function the entry does not declare (it declares {sorted(declared)})"
+                )
+    return options
 
 
 def env_id(language: str, category: str) -> str:

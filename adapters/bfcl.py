@@ -26,18 +26,20 @@ from envsched_gym.envs.bfcl.data import (
     CATEGORIES,
     FUNC_DOC_FILES,
     MULTI_TURN,
+    check_files,
     find_data_dir,
-    load_entries,
+    load_category,
     load_func_docs,
     load_ground_truth,
 )  # fmt: skip
-from envsched_gym.envs.bfcl.gold import canonical_call, parse_gold_call
+from envsched_gym.envs.bfcl.gold import GoldParseError, canonical_call, parse_gold_call
 from envsched_gym.envs.bfcl.schema import json_type, language_of, to_tool_spec
 from envsched_gym.envs.bfcl.verifiers import MultiTurnVerifier, SingleTurnVerifier
 from jsonschema import Draft202012Validator
 
 from envsched_gym.adapter import Adapter
-from envsched_gym.declarations import AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolSpec, VerifierConfig
+from envsched_gym.data_files import Row
+from envsched_gym.declarations import AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolCall, ToolSpec, VerifierConfig
 from envsched_gym.users import ScriptedTurns, UserSimulator
 from envsched_gym.verifier import Verifier
 from envsched_gym.world import World
@@ -87,19 +89,27 @@ class BFCLAdapter(Adapter):
     """The 17 BFCL-v3 categories.
 
     Args:
-        data_dir: BFCL data directory (or a benchmark root); default: see
-            :func:`envsched_gym.envs.bfcl.data.find_data_dir`.
+        data_dir: BFCL data directory (or a benchmark root); default: ``bfcl/bfcl_eval/data``
+            under the benchmark root (see :func:`envsched_gym.envs.bfcl.data.find_data_dir`).
         categories: Categories to serve (default: all 17).
+        data_source: ``benchmarks`` (the default) or ``package``: the data shipped inside the
+            installed ``bfcl-eval`` package, used only when asked for.
+
+    Raises:
+        DataNotFoundError: A file the categories need is absent (the message names its path).
     """
 
     family = "BFCL"
 
-    def __init__(self, data_dir: str | os.PathLike[str] | None = None, categories: Iterable[str] | None = None) -> None:
-        self.data_dir = find_data_dir(data_dir)
+    def __init__(
+        self, data_dir: str | os.PathLike[str] | None = None, categories: Iterable[str] | None = None, data_source: str = "benchmarks"
+    ) -> None:
         self.categories = list(categories or CATEGORIES)
         unknown = sorted(set(self.categories) - set(CATEGORIES))
         if unknown:
             raise ValueError(f"unknown BFCL categories {unknown}; choose from {list(CATEGORIES)}")
+        self.data_dir = find_data_dir(data_dir, data_source)
+        check_files(self.categories, self.data_dir)
         self._tasks: dict[str, list[TaskSpec]] = {}
         self._class_tools: dict[str, list[ToolSpec]] = {}
         self._setups: dict[str, tuple[BackendSetup, dict[str, str]]] = {}
@@ -112,7 +122,9 @@ class BFCLAdapter(Adapter):
     def _env_spec(self, category: str) -> EnvSpec:
         common = {"env_id": f"BFCL/{category}", "family": self.family, "gym_id": f"envsched/BFCL-{category}-v0"}
         if category not in MULTI_TURN:
-            return EnvSpec(**common, verifier_kind=_kind(category), interaction="single_response", max_steps=1, system_prompt=SINGLE_TURN_PROMPT)
+            return EnvSpec(
+                **common, verifier_kind=_kind(category), interaction="single_response", max_steps=1, system_prompt=SINGLE_TURN_PROMPT
+            )
         most_turns = max(len(t.user_turns) for t in self._category_tasks(category))
         return EnvSpec(
             **common,
@@ -150,8 +162,12 @@ class BFCLAdapter(Adapter):
             self._mismatched = {}
             props = {d["name"]: to_tool_spec(d).parameters["properties"] for c in FUNC_DOC_FILES for d in load_func_docs(c, self.data_dir)}
             owners = _owners(list(FUNC_DOC_FILES))
-            texts = {text for c in MULTI_TURN for turns in load_ground_truth(c, self.data_dir).values() for turn in turns for text in turn}
-            for call in (parse_gold_call(text, owners) for text in sorted(texts)):
+            calls = {
+                text: _gold_call(row, f"ground_truth[{i}]", text, owners)
+                for c in MULTI_TURN for row in load_ground_truth(c, self.data_dir).values()
+                for i, turn in enumerate(row.data["ground_truth"]) for text in turn
+            }  # fmt: skip
+            for call in (calls[text] for text in sorted(calls)):
                 for param, value in call.arguments.items():
                     schema = props.get(call.name, {}).get(param)
                     if schema is not None and not Draft202012Validator(schema).is_valid(value):
@@ -166,11 +182,12 @@ class BFCLAdapter(Adapter):
     def _category_tasks(self, category: str) -> list[TaskSpec]:
         if category not in self._tasks:
             build = self._multi_turn_task if category in MULTI_TURN else self._single_turn_task
-            truths = load_ground_truth(category, self.data_dir)
-            self._tasks[category] = [build(e, truths.get(e["id"]), category) for e in load_entries(category, self.data_dir)]
+            entries, answers = load_category(category, self.data_dir)
+            self._tasks[category] = [build(row, answers.get(str(row.data["id"])), category) for row in entries]
         return self._tasks[category]
 
-    def _single_turn_task(self, entry: dict[str, Any], truth: list[dict[str, Any]] | None, category: str) -> TaskSpec:
+    def _single_turn_task(self, row: Row, answer: Row | None, category: str) -> TaskSpec:
+        entry = row.data
         language = language_of(category)
         messages = entry["question"][0]
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
@@ -178,6 +195,7 @@ class BFCLAdapter(Adapter):
         instruction = dialogue[0]["content"] if len(dialogue) == 1 else "\n".join(f"{m['role']}: {m['content']}" for m in dialogue)
         kind = _kind(category)
         docs = {f["name"]: f for f in entry["function"]}
+        truth = None if answer is None else _single_turn_gold(answer, docs)
         if truth is not None:
             calls = [canonical_call(g, docs[next(iter(g))]["parameters"].get("properties", {}), language) for g in truth]
             solution = [AssistantTurn(tool_calls=calls)]
@@ -195,17 +213,24 @@ class BFCLAdapter(Adapter):
             metadata={"category": category, "language": language, **({"system_prompt": system} if system else {})},
         )
 
-    def _multi_turn_task(self, entry: dict[str, Any], truth: list[list[str]] | None, category: str) -> TaskSpec:
-        missed = entry.get("missed_function", {})
+    def _multi_turn_task(self, row: Row, answer: Row | None, category: str) -> TaskSpec:
+        entry = row.data
+        missed = entry.get("missed_function") or {}
         user_turns = [
             "\n".join(m["content"] for m in turn) if turn else (ADDED_FUNCTIONS_MESSAGE if str(i) in missed else "")
             for i, turn in enumerate(entry["question"])
         ]
         owners = _owners(entry["involved_classes"])
+        for turn, names in missed.items():
+            if unknown := [n for n in names if n not in owners]:
+                raise row.error(f"missed_function[{turn!r}]", f"holds out {unknown}, which no class of {entry['involved_classes']} has")
+        truth = None if answer is None else answer.data["ground_truth"]
+        if truth is not None and len(truth) != len(user_turns):
+            raise answer.error("ground_truth", f"has {len(truth)} turns but the question has {len(user_turns)}")
         solution = []
-        for gold in truth or []:
+        for index, gold in enumerate(truth or []):
             if gold:
-                solution.append(AssistantTurn(tool_calls=[parse_gold_call(text, owners) for text in gold]))
+                solution.append(AssistantTurn(tool_calls=[_gold_call(answer, f"ground_truth[{index}]", text, owners) for text in gold]))
             solution.append(AssistantTurn(content="Done." if gold else "I need more information to do that."))
         return TaskSpec(
             task_id=entry["id"],
@@ -256,6 +281,30 @@ class BFCLAdapter(Adapter):
 
     def make_user(self, task: TaskSpec) -> UserSimulator:
         return ScriptedTurns()
+
+
+def _single_turn_gold(answer: Row, docs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answer's ground truth, each item checked to be ``{function: {param: [values]}}`` of a declared function."""
+    truth = answer.data["ground_truth"]
+    for index, gold in enumerate(truth):
+        if not isinstance(gold, dict) or len(gold) != 1 or not isinstance(next(iter(gold.values())), dict):
+            raise answer.error(f"ground_truth[{index}]", "must be one {function: {parameter: [accepted values]}} object")
+        if (name := next(iter(gold))) not in docs:
+            raise answer.error(
+                f"ground_truth[{index}]", f"calls {name!r}, a function the question does not declare (it declares {sorted(docs)})"
+            )
+    return truth
+
+
+def _gold_call(answer: Row, field: str, text: str, owners: dict[str, str]) -> ToolCall:
+    """One multi-turn gold string as a call of a method the task's backends have."""
+    try:
+        call = parse_gold_call(text, owners)
+    except GoldParseError as exc:
+        raise answer.error(field, str(exc)) from None
+    if call.name not in owners:
+        raise answer.error(field, f"calls {call.name!r}, which no involved backend class has (known: {sorted(owners)})")
+    return call
 
 
 def _owners(classes: list[str]) -> dict[str, str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from envsched_gym.envs.tau.airline import AirlineWorld
-from envsched_gym.envs.tau.db import load_base
+from envsched_gym.envs.tau.db import BaseDB, load_base, require_tables
 from envsched_gym.envs.tau.judge import judge_from_option
 from envsched_gym.envs.tau.retail import RetailWorld
 from envsched_gym.envs.tau.scripted_user import ScriptedTauUser
@@ -122,8 +122,8 @@ class TauAdapter(Adapter):
     def _domain_tasks(self, domain: str) -> list[TaskSpec]:
         if domain not in self._tasks:
             source = self._source(domain)
-            writes = {t.name for t in WORLDS[domain].tool_specs() if t.write}
-            self._tasks[domain] = load_tasks(source, f"Tau/{domain}", writes)
+            tools = WORLDS[domain].tool_specs()
+            self._tasks[domain] = load_tasks(source, f"Tau/{domain}", {t.name for t in tools}, {t.name for t in tools if t.write})
         return self._tasks[domain]
 
     def _source(self, domain: str) -> TaskSource:
@@ -135,12 +135,18 @@ class TauAdapter(Adapter):
     # ------------------------------------------------------------------ episodes
     def make_world(self, task: TaskSpec) -> TauWorld:
         domain = task.metadata["domain"]
-        if domain not in self._db_paths:
-            self._db_paths[domain] = str(self._domain_file(domain, "db.json"))
-        world = WORLDS[domain](load_base(self._db_paths[domain]))
+        world = WORLDS[domain](self._base(domain))
         if task.initial_state:
             world.load_state(task.initial_state)
         return world
+
+    def _base(self, domain: str) -> BaseDB:
+        """The domain's DB (read once per process), checked to hold the tables its tools use."""
+        if domain not in self._db_paths:
+            path = str(self._domain_file(domain, "db.json"))
+            require_tables(load_base(path), path, TABLES[domain])
+            self._db_paths[domain] = path
+        return load_base(self._db_paths[domain])
 
     def gold_hash(self, task: TaskSpec) -> str:
         """DB hash after the task's gold actions (computed once per task)."""

@@ -3,11 +3,13 @@
 Layout (see the benchmark data README): ``acebench/data_all/data_<lang>/data_<category>.json``,
 ``.../possible_answer/data_<category>.json`` (JSON Lines), and ``acebench/extracted/`` with
 ``prompts.json`` and ``scenario_initial_states/<multi_turn|multi_step>_<lang>.json``.
+
+Each category's two files are checked as they load (see :mod:`envsched_gym.data_files`): the
+fields every entry of its group needs, unique ids, and exactly one answer per entry.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from envsched_gym.data import benchmark_path
+from envsched_gym.data_files import DataError, Row, read_json, read_jsonl, require, require_unique
 
 LANGUAGES = ("en", "zh")
 NORMAL = (
@@ -28,14 +31,42 @@ GROUPS: dict[str, tuple[str, ...]] = {"normal": NORMAL, "special": SPECIAL, "age
 HINT = "Get ACEBench's data_all/ folder and the extracted/ folder as the README's 'Benchmark data' section says."
 
 
+ENTRY_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "normal": {"question": str, "function": list},
+    "special": {"question": str, "function": list},
+    "agent": {"question": str, "function": list, "initial_config": dict, "involved_classes": list},
+}
+ANSWER_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "normal": {"ground_truth": (dict, list)},
+    "special": {"ground_truth": (dict, list, str)},
+    "agent": {"ground_truth": list, "mile_stone": list},
+}
+"""The fields (and their JSON types) that each group's entries and possible answers must have."""
+
+
 @dataclass
 class Entry:
-    """One ACEBench entry joined with its possible answer."""
+    """One ACEBench entry joined with its possible answer.
+
+    Attributes:
+        category: The category name.
+        language: ``en`` or ``zh``.
+        row: The entry's line of the data file.
+        answer_row: Its line of the possible-answer file.
+    """
 
     category: str
     language: str
-    data: dict[str, Any]
-    answer: dict[str, Any]
+    row: Row
+    answer_row: Row
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.row.data
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        return self.answer_row.data
 
     @property
     def id(self) -> str:
@@ -58,20 +89,30 @@ def _root(data_dir: str | os.PathLike[str] | None) -> Path:
     return benchmark_path("acebench", data_dir=data_dir, hint=HINT)
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+def _checked(path: Path, fields: dict[str, type | tuple[type, ...]], what: str) -> dict[str, Row]:
+    rows = require_unique(read_jsonl(path, what))
+    for row in rows.values():
+        for field, kind in fields.items():
+            require(row, field, kind)
+        for index, function in enumerate(row.data.get("function", [])):
+            require(row.child(f"function[{index}]", function), "name", str)
+    return rows
 
 
 @lru_cache(maxsize=64)
 def _load_entries(root: str, language: str, category: str) -> tuple[Entry, ...]:
     base = Path(root) / "data_all" / f"data_{language}"
-    data = _jsonl(base / f"data_{category}.json")
-    answers = {a["id"]: a for a in _jsonl(base / "possible_answer" / f"data_{category}.json")}
-    missing = [d["id"] for d in data if d["id"] not in answers]
-    if missing:
-        raise ValueError(f"{base}: entries without a possible answer: {missing[:5]}; the data and possible_answer files disagree")
-    return tuple(Entry(category, language, d, answers[d["id"]]) for d in data)
+    data_file, answer_file = base / f"data_{category}.json", base / "possible_answer" / f"data_{category}.json"
+    group = group_of(category)
+    data = _checked(data_file, ENTRY_FIELDS[group], "entries")
+    answers = _checked(answer_file, ANSWER_FIELDS[group], "possible answers")
+    for key, row in data.items():
+        if key not in answers:
+            raise row.error("id", f"has no possible answer in {answer_file}", "restore the answer line, or delete the entry")
+    for key, row in answers.items():
+        if key not in data:
+            raise row.error("id", f"answers no entry of {data_file}", "restore the entry, or delete the answer line")
+    return tuple(Entry(category, language, row, answers[key]) for key, row in data.items())
 
 
 def load_entries(language: str, category: str, data_dir: str | os.PathLike[str] | None = None) -> tuple[Entry, ...]:
@@ -84,23 +125,42 @@ def load_entries(language: str, category: str, data_dir: str | os.PathLike[str] 
 
 @lru_cache(maxsize=8)
 def _load_json(path: str) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    value = read_json(path)
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise DataError(path, "must hold a JSON object of objects")
+    return value
 
 
-def prompts(data_dir: str | os.PathLike[str] | None = None) -> dict[str, str]:
-    """Every extracted prompt constant, flattened to ``{NAME: text}`` (later files win on clashes)."""
-    raw = _load_json(str(_root(data_dir) / "extracted" / "prompts.json"))
-    return {name: text for constants in raw.values() for name, text in constants.items()}
+def _prompts_file(data_dir: str | os.PathLike[str] | None) -> str:
+    return str(_root(data_dir) / "extracted" / "prompts.json")
+
+
+@lru_cache(maxsize=8)
+def _constants(path: str) -> dict[str, Any]:
+    return {name: text for per_file in _load_json(path).values() for name, text in per_file.items()}
+
+
+def prompt(name: str, data_dir: str | os.PathLike[str] | None = None) -> str:
+    """One extracted prompt constant by name (when several source files define it, the last one's)."""
+    constants = _constants(_prompts_file(data_dir))
+    if name not in constants:
+        raise DataError(_prompts_file(data_dir), "is not defined in any source file", entry=f"prompt {name!r}")
+    return str(constants[name])
 
 
 def prompt_in(source: str, name: str, data_dir: str | os.PathLike[str] | None = None) -> str:
     """One prompt constant from one source file of ``prompts.json`` (e.g. ``multi_step/APIModel_agent.py``)."""
-    raw = _load_json(str(_root(data_dir) / "extracted" / "prompts.json"))
-    return str(raw[f"model_inference/{source}"][name])
+    per_file = _load_json(_prompts_file(data_dir)).get(f"model_inference/{source}", {})
+    if name not in per_file:
+        raise DataError(_prompts_file(data_dir), f"is not defined in model_inference/{source}", entry=f"prompt {name!r}")
+    return str(per_file[name])
 
 
 def initial_states(language: str, kind: str = "multi_turn", data_dir: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Each scenario class's state right after ``__init__`` (``kind``: multi_turn or multi_step)."""
-    raw = _load_json(str(_root(data_dir) / "extracted" / "scenario_initial_states" / f"{kind}_{language}.json"))
-    return {name: info["initial_state"] for name, info in raw.items()}
+    """Each scenario class's state right after ``__init__`` (``kind``: multi_turn or multi_step); do not mutate it."""
+    return _initial_states(str(_root(data_dir) / "extracted" / "scenario_initial_states" / f"{kind}_{language}.json"))
+
+
+@lru_cache(maxsize=8)
+def _initial_states(path: str) -> dict[str, dict[str, Any]]:
+    return {name: require(Row(Path(path), f"class {name!r}", info), "initial_state", dict) for name, info in _load_json(path).items()}

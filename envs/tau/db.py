@@ -15,10 +15,11 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
+
+from envsched_gym.data_files import DataError, read_json
 
 Record = dict[str, Any]
 
@@ -61,9 +62,32 @@ def entry(key: str, record: Record) -> str:
 
 @lru_cache(maxsize=8)
 def load_base(path: str) -> BaseDB:
-    """Read ``db.json`` once per process (cached by path)."""
-    with Path(path).open(encoding="utf-8") as fh:
-        return BaseDB(json.load(fh))
+    """Read ``db.json`` once per process (cached by path).
+
+    Raises:
+        DataError: The file is not JSON of the form ``{table: {key: record}}`` (the message names
+            the table and record at fault).
+    """
+    tables = read_json(path)
+    if not isinstance(tables, dict):
+        raise DataError(path, "must hold a JSON object {table: {key: record}}")
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise DataError(path, "must be a JSON object {key: record}", entry=f"table {name!r}")
+        if (bad := next((key for key, record in table.items() if not isinstance(record, dict)), None)) is not None:
+            raise DataError(path, "is not a JSON object", entry=f"table {name!r}, record {bad!r}")
+    return BaseDB(tables)
+
+
+def require_tables(base: BaseDB, path: str, tables: Iterable[str]) -> BaseDB:
+    """``base`` (read from ``path``), checked to hold every table in ``tables``.
+
+    Raises:
+        DataError: A table is missing; the message names the file and the table.
+    """
+    if missing := [table for table in tables if table not in base.tables]:
+        raise DataError(path, f"is missing (the DB has tables {sorted(base.tables)})", entry=f"table {missing[0]!r}")
+    return base
 
 
 class TauDB:

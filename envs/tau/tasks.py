@@ -11,6 +11,10 @@ request (the policy requires an explicit "yes"), then the action; at the end one
 that states every ``communicate_info`` string (or the transfer notice after
 ``transfer_to_human_agents``). The scripted user answers the confirmations and stops on the
 final message, so an oracle replaying this solution reproduces the gold DB exactly.
+
+The files are checked as they load (see :mod:`envsched_gym.data_files`): required fields, unique
+ids, gold actions that name tools the domain has, a known ``reward_basis``, and a split file
+that puts every task in exactly one of ``train`` and ``test``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 from envsched_gym.envs.tau.scripted_user import opening_message
 
 from envsched_gym import AssistantTurn, TaskSpec, ToolCall, VerifierConfig
+from envsched_gym.data_files import DataError, DataNotFoundError, Row, read_json, read_json_rows, require, require_unique
 
 TASK_SETS = {
     "current": ("tau2", "data"),
@@ -33,7 +38,10 @@ TASK_SETS = {
 ID_TAGS = {"current": "", "pre_tau3": "@pre", "tau1": "@tau1"}
 TAU1_SPLITS = {"train": "train", "test": "test", "dev": "test"}
 """Original τ-bench task file (``tasks_<name>.json``) -> split; dev tasks are evaluation tasks."""
+TAU1_FILES = {"retail": ("train", "test", "dev"), "airline": ("test",)}
+"""The original τ-bench task files of each domain (airline has test tasks only)."""
 DEFAULT_REWARD_BASIS = ["DB", "COMMUNICATE"]
+REWARD_BASES = frozenset({"DB", "COMMUNICATE", "ACTION", "ENV_ASSERTION", "NL_ASSERTION"})
 TRANSFER_TOOL = "transfer_to_human_agents"
 TRANSFER_MESSAGE = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
 AGENT_GREETING = "Hi! How can I help you today?"
@@ -61,24 +69,86 @@ class TaskSource:
         return f"{self.domain}{ID_TAGS[self.task_set]}/"
 
 
-def load_tasks(source: TaskSource, env_id: str, write_tools: set[str]) -> list[TaskSpec]:
-    """Every task of ``source`` as a :class:`TaskSpec` (split from ``split_tasks.json``)."""
+def load_tasks(source: TaskSource, env_id: str, tools: set[str], write_tools: set[str]) -> list[TaskSpec]:
+    """Every task of ``source`` as a :class:`TaskSpec` (split from ``split_tasks.json``).
+
+    Args:
+        source: Where the tasks are.
+        env_id: The domain's environment id.
+        tools: Every tool name of the domain (gold actions must name one of them).
+        write_tools: The tools that change the DB.
+
+    Raises:
+        DataError: A task, its gold actions or the split file is not usable (the message says where).
+    """
     if source.task_set == "tau1":
-        return load_tau1_tasks(source, env_id, write_tools)
-    raw = json.loads(source.tasks_file.read_text(encoding="utf-8"))
-    splits = json.loads(source.split_file.read_text(encoding="utf-8"))
-    split_of = {tid: name for name in ("train", "test") for tid in splits.get(name, [])}
-    return [to_task_spec(task, source, env_id, write_tools, split_of.get(str(task["id"]), "test")) for task in raw]
+        return load_tau1_tasks(source, env_id, tools, write_tools)
+    rows = require_unique(read_json_rows(source.tasks_file, "tasks"))
+    for row in rows.values():
+        check_task(row, source.domain, tools)
+    split_of = load_splits(source.split_file, source.tasks_file, list(rows))
+    return [to_task_spec(row.data, source, env_id, write_tools, split_of[key]) for key, row in rows.items()]
 
 
-def load_tau1_tasks(source: TaskSource, env_id: str, write_tools: set[str]) -> list[TaskSpec]:
+def check_task(row: Row, domain: str, tools: set[str]) -> None:
+    """Check the fields of one τ2 task that loading and scoring use."""
+    scenario = row.child("user_scenario", require(row, "user_scenario", dict))
+    require(scenario, "instructions", (dict, str))
+    criteria = require(row, "evaluation_criteria", dict, optional=True)
+    if criteria is None:
+        return
+    criteria_row = row.child("evaluation_criteria", criteria)
+    for index, action in enumerate(require(criteria_row, "actions", list, optional=True) or []):
+        check_action(criteria_row.child(f"actions[{index}]", action), "arguments", domain, tools)
+    for field in ("communicate_info", "nl_assertions", "env_assertions"):
+        require(criteria_row, field, list, optional=True)
+    basis = require(criteria_row, "reward_basis", list, optional=True) or []
+    if unknown := [b for b in basis if b not in REWARD_BASES]:
+        raise criteria_row.error(
+            "reward_basis", f"names {unknown}, which are not scoring components", f"use names of {sorted(REWARD_BASES)}"
+        )
+
+
+def check_action(action: Row, arguments_field: str, domain: str, tools: set[str]) -> None:
+    """A gold action must name a tool of the domain and pass its arguments as an object."""
+    name = require(action, "name", str)
+    if name not in tools:
+        raise action.error("name", f"is {name!r}, a tool the {domain} environment does not have",
+                           f"name one of its tools ({', '.join(sorted(tools))}), or restore the task from the benchmark download")  # fmt: skip
+    require(action, arguments_field, dict, optional=True)
+
+
+def load_splits(split_file: Path, tasks_file: Path, task_ids: list[str]) -> dict[str, str]:
+    """``{task id: 'train' | 'test'}`` from τ2's ``split_tasks.json``, which must list each task exactly once."""
+    raw = read_json(split_file)
+    if not isinstance(raw, dict):
+        raise DataError(split_file, 'must hold a JSON object {"train": [task ids], "test": [task ids]}')
+    row, known, split_of = Row(split_file, "", raw), set(task_ids), {}
+    fix = f"list every task id of {tasks_file} in exactly one of 'train' and 'test', or restore the file from the benchmark download"
+    for name in ("train", "test"):
+        ids = require(row, name, list)
+        if bad := [i for i in ids if not isinstance(i, str)]:
+            raise row.error(name, f"must hold task id strings, not {bad[:3]}", fix)
+        if unknown := [i for i in ids if i not in known]:
+            raise row.error(name, f"lists {unknown[:5]}, which are not tasks of {tasks_file}", fix)
+        if twice := [i for i in ids if i in split_of]:
+            raise row.error(name, f"lists {twice[:5]}, which '{split_of[twice[0]]}' lists too (a task is in one split)", fix)
+        split_of |= dict.fromkeys(ids, name)
+    if missing := [i for i in task_ids if i not in split_of]:
+        raise DataError(split_file, "are in neither 'train' nor 'test'", entry=f"tasks {missing[:5]} of {tasks_file}", fix=fix)
+    return split_of
+
+
+def load_tau1_tasks(source: TaskSource, env_id: str, tools: set[str], write_tools: set[str]) -> list[TaskSpec]:
     """The original τ-bench tasks of one domain (``tasks_{train,test,dev}.json``), ids ``<file>/<index>``."""
     specs = []
-    for name, split in TAU1_SPLITS.items():
+    for name in TAU1_FILES[source.domain]:
         path = source.tasks_file / f"tasks_{name}.json"
-        if not path.exists():
-            continue
-        for index, task in enumerate(json.loads(path.read_text(encoding="utf-8"))):
+        if not path.is_file():
+            raise DataNotFoundError(f"{path} does not exist; the original τ-bench {source.domain} tasks include it. "
+                                    "Fix: restore it from tau-bench's tasks (docs/tau.md).")  # fmt: skip
+        for index, row in enumerate(read_json_rows(path, "tasks")):
+            task = _tau1_task(row.named(f"{name}/{index}"), source.domain, tools)
             actions = [
                 {"action_id": f"{name}/{index}_{i}", "name": a["name"], "arguments": a["kwargs"]} for i, a in enumerate(task["actions"])
             ]
@@ -91,8 +161,20 @@ def load_tau1_tasks(source: TaskSource, env_id: str, write_tools: set[str]) -> l
                     "reward_basis": list(DEFAULT_REWARD_BASIS),
                 },
             }
-            specs.append(to_task_spec(as_tau2, source, env_id, write_tools, split))
+            specs.append(to_task_spec(as_tau2, source, env_id, write_tools, TAU1_SPLITS[name]))
     return specs
+
+
+def _tau1_task(row: Row, domain: str, tools: set[str]) -> dict[str, Any]:
+    """One checked original τ-bench task ``{instruction, actions[{name, kwargs}], outputs}``."""
+    require(row, "instruction", str)
+    for index, action in enumerate(require(row, "actions", list)):
+        action_row = row.child(f"actions[{index}]", action)
+        check_action(action_row, "kwargs", domain, tools)
+        require(action_row, "kwargs", dict)
+    if bad := [o for o in require(row, "outputs", list) if not isinstance(o, str)]:
+        raise row.error("outputs", f"must hold strings, not {bad[:3]}")
+    return row.data
 
 
 def to_task_spec(task: dict[str, Any], source: TaskSource, env_id: str, write_tools: set[str], split: str) -> TaskSpec:

@@ -158,14 +158,14 @@ def test_write_declarations_match_gold_state_changes(bfcl):
     assert changed and changed <= writes
 
 
-def test_installed_package_data_is_found(monkeypatch):
+def test_installed_package_data_is_found_when_asked_for(monkeypatch):
     from envsched_gym.envs.bfcl import data
 
     installed = data._installed_data_dir()
     if installed is None:
         pytest.skip("bfcl-eval is not installed")
     monkeypatch.delenv("ENVSCHED_BENCHMARKS", raising=False)
-    assert data.find_data_dir() == installed
+    assert data.find_data_dir(data_source="package") == installed
 
 
 @pytest.mark.parametrize(
