@@ -1,15 +1,23 @@
-"""Shared fixtures: a small adapter ("Notes") that exercises every core code path."""
+"""Shared fixtures: a small adapter ("Notes") that exercises every core code path, and the benchmark data.
+
+The benchmark data root is resolved as the library resolves it (``$ENVSCHED_BENCHMARKS``, then
+``../shared/benchmarks``). Missing data fails the tests that need it, never skips them: a skip whose
+reason says the data is missing becomes a failure with the fix.
+"""
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
 import envsched_gym
 from envsched_gym import Adapter, AssistantTurn, EnvSpec, TaskSpec, ToolCall, ToolError, VerifierConfig, World, tool
+from envsched_gym.data import ENV_VAR, DataNotFoundError, benchmark_root
 from envsched_gym.registry import _FAMILIES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,3 +121,47 @@ def notes_adapter() -> NotesAdapter:
     if "Notes" not in _FAMILIES:
         envsched_gym.register_adapter(NotesAdapter())
     return envsched_gym.get_adapter("Notes")  # type: ignore[return-value]
+
+
+MISSING_DATA = re.compile(r"data (?:not available|not found)", re.IGNORECASE)
+"""How the skips of tests that need benchmark data word their reason."""
+NEED_DATA = f"These tests need the benchmark data: set {ENV_VAR}=/path/to/benchmarks (the README's 'Benchmark data' section)."
+
+
+def benchmark_data() -> Path:
+    """The benchmark data root, resolved as the library resolves it; fails the calling test if it is absent."""
+    try:
+        return benchmark_root()
+    except DataNotFoundError as exc:
+        pytest.fail(f"{exc}\n{NEED_DATA}", pytrace=False)
+
+
+def _why_data_is_missing() -> str:
+    try:
+        return f"The data root is {benchmark_root()}, and it lacks this test's files."
+    except DataNotFoundError as exc:
+        return str(exc)
+
+
+@pytest.fixture(scope="session")
+def benchmarks() -> Path:
+    """The benchmark data root (see :func:`benchmark_data`)."""
+    return benchmark_data()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+    return _fail_missing_data((yield))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[Any]:
+    return _fail_missing_data((yield))
+
+
+def _fail_missing_data(report: Any) -> Any:
+    """Turn a skip for missing benchmark data (in a test module or a test) into a failure that says what to do."""
+    if report.skipped and isinstance(report.longrepr, tuple) and MISSING_DATA.search(str(report.longrepr[2])):
+        report.outcome = "failed"
+        report.longrepr = f"{report.longrepr[2]}\n{_why_data_is_missing()}\n{NEED_DATA}"
+    return report

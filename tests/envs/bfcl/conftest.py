@@ -1,28 +1,23 @@
-"""Shared BFCL fixtures: one adapter over ../shared/benchmarks and a runner of scripted messages."""
+"""Shared BFCL fixtures: one adapter over the benchmark data root and a runner of scripted messages."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from envsched_gym.env import ToolUseEnv
 
-DATA = Path(__file__).resolve().parents[4] / "shared" / "benchmarks"
-
 Play = Callable[[Any, list[str]], tuple[float, dict[str, Any]]]
 
 
 @pytest.fixture(scope="session")
-def bfcl():
-    """The BFCL adapter over the checkout's benchmark data (skips when the data is absent)."""
-    if not DATA.is_dir():
-        pytest.skip(f"BFCL data not found at {DATA}")
+def bfcl(benchmarks):
+    """The BFCL adapter over the benchmark data root (``$ENVSCHED_BENCHMARKS`` or ../shared/benchmarks; fails when absent)."""
     from envsched_gym.adapters.bfcl import BFCLAdapter
 
-    return BFCLAdapter(data_dir=DATA)
+    return BFCLAdapter(data_dir=benchmarks)
 
 
 @pytest.fixture(scope="session")
