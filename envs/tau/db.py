@@ -141,8 +141,9 @@ class TauDB:
         return "{" + ", ".join(tables) + "}"
 
     def sha256(self) -> str:
-        """SHA-256 (hex) of :meth:`canonical`."""
-        return hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
+        """SHA-256 (hex) of :meth:`canonical`. A lone surrogate an agent wrote (``"\\ud800"``) has
+        no UTF-8 form; ``surrogatepass`` hashes it as its code point, so no text raises here."""
+        return hashlib.sha256(self.canonical().encode("utf-8", "surrogatepass")).hexdigest()
 
     def to_dict(self) -> dict[str, dict[str, Record]]:
         """An independent deep copy of the whole database as plain data."""

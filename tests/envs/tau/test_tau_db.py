@@ -54,3 +54,12 @@ def test_world_state_round_trip_and_full_db_hash(retail: RetailWorld) -> None:
     other.load_state(state)
     assert other.call("find_user_id_by_email", {"email": "changed@example.com"}) == "omar_khan_2363"
     assert retail.db.peek("users", "omar_khan_2363")["email"] != "changed@example.com"
+
+
+def test_a_lone_surrogate_written_into_the_db_hashes_without_raising() -> None:
+    db = TauDB(_small())
+    before = db.sha256()
+    key = db.keys(next(iter(db.overlay)))[0]
+    table = next(iter(db.overlay))
+    db.get(table, key)["note"] = "\ud800"
+    assert db.sha256() != before
