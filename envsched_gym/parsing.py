@@ -108,27 +108,27 @@ def parse_tool_calls(
     """
     if not isinstance(text, str):
         return ParseResult(errors=[ParseError("input", f"expected a string, got {type(text).__name__}")])
-    return _capped(_parse(text, formats, signatures or {}), max_calls)
+    return _capped(_parse(text, formats, signatures or {}, max_calls), max_calls)
 
 
 def _capped(result: ParseResult, max_calls: int) -> ParseResult:
     attempts = len(result.calls) + len(result.errors)
     if attempts > max_calls:
         message = (
-            f"{attempts} tool calls in one message, more than the limit of {max_calls} (max_calls_per_message); "
+            f"more than {max_calls} tool calls in one message, the limit (max_calls_per_message); "
             f"none were run. Make at most {max_calls} calls per message."
         )
         result.calls, result.errors = [], [ParseError(result.format or "input", message)]
     return result
 
 
-def _parse(text: str, formats: tuple[Format, ...], signatures: dict[str, list[str]]) -> ParseResult:
+def _parse(text: str, formats: tuple[Format, ...], signatures: dict[str, list[str]], max_calls: int) -> ParseResult:
     whole = _parse_bare(text, formats, signatures)
     if whole is not None and whole.calls and whole.ok:
         return whole
     reasoning, body = _split_reasoning(text)
     if "qwen3" in formats and _OPEN in body:
-        result = _parse_qwen3(body)
+        result = _parse_qwen3(body, max_calls)
     elif body == text:  # no reasoning was split off: the whole-message parse above is the answer
         result = whole or ParseResult(content=body.strip())
     else:
@@ -179,11 +179,12 @@ def _strip_fence(text: str) -> str:
     return stripped
 
 
-def _parse_qwen3(body: str) -> ParseResult:
+def _parse_qwen3(body: str, max_calls: int) -> ParseResult:
+    """Every ``<tool_call>`` block, stopping one past ``max_calls`` (the rest is not read)."""
     result = ParseResult(format="qwen3")
     outside: list[str] = []
     pos = 0
-    while (start := body.find(_OPEN, pos)) >= 0:
+    while (start := body.find(_OPEN, pos)) >= 0 and len(result.calls) + len(result.errors) <= max_calls:
         outside.append(body[pos:start])
         pos = _parse_qwen3_block(body, start + len(_OPEN), result)
     outside.append(body[pos:])

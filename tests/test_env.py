@@ -295,7 +295,7 @@ def test_the_call_cap_is_an_env_option_and_a_flood_runs_nothing(notes_adapter: N
     env = gym.make("envsched/Notes-v0", max_calls_per_message=2)
     env.reset(options={"task_id": "notes/0"})
     obs, *_, info = env.step(_call("write_note", title="call", body="call mum") * 3)
-    assert "3 tool calls in one message, more than the limit of 2" in obs
+    assert "more than 2 tool calls in one message" in obs
     assert env.unwrapped.episode.calls == [] and info["parse"].errors
     with pytest.raises(ValueError, match="max_calls_per_message must be a positive integer"):
         gym.make("envsched/Notes-v0", max_calls_per_message=0)

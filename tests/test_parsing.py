@@ -247,7 +247,7 @@ def test_more_calls_than_the_cap_run_none_and_say_why() -> None:
     assert len(parse_tool_calls(call * 64).calls) == 64
     flood = parse_tool_calls(call * 65)
     assert not flood.calls and len(flood.errors) == 1
-    assert "65 tool calls" in flood.errors[0].message and "max_calls_per_message" in flood.errors[0].message
+    assert "more than 64 tool calls" in flood.errors[0].message and "max_calls_per_message" in flood.errors[0].message
     assert len(parse_tool_calls(call * 3, max_calls=2).errors) == 1
     malformed = parse_tool_calls("<tool_call>{bad}</tool_call>" * 100)
-    assert len(malformed.errors) == 1 and "100 tool calls" in malformed.errors[0].message
+    assert len(malformed.errors) == 1 and "more than 64 tool calls" in malformed.errors[0].message

@@ -6,6 +6,12 @@ that string by the declared type and compares the result with the ground truth. 
 does not look like the declared type stays a string (so it then fails the comparison). These
 rules, quirks included (``char`` is never unquoted; ``String`` elements of a Java ``Array``
 keep their quotes), are reproduced so verdicts agree with BFCL's.
+
+BFCL reads collection literals with regexes whose nested lazy groups cost up to the cube of the
+literal's length (a 2,000-character ``HashMap`` made of ``new HashMap<>(){{put("`` takes 0.2 s).
+A collection literal longer than :data:`MAX_COLLECTION_CHARS` is therefore left as text, which
+fails the type check as any unreadable literal does; BFCL's longest answer literal has 113
+characters.
 """
 
 from __future__ import annotations
@@ -23,6 +29,10 @@ JS_TYPES: dict[str, type] = {
 }  # fmt: skip
 UNSUPPORTED_JAVA = ("Set", "Hashtable", "Queue", "Stack")
 
+MAX_COLLECTION_CHARS = 1000
+"""Longest Java ``ArrayList``/``Array``/``HashMap`` or JavaScript ``array``/``dict`` literal converted."""
+_COLLECTIONS = frozenset({"ArrayList", "Array", "HashMap", "array", "dict"})
+
 _INT = r"^-?\d+$"
 _JAVA_FLOAT = r"^-?\d+(\.\d+)?([eE][+-]?\d+)?[fF]$"
 _JAVA_DOUBLE = r"^-?\d+(\.\d+)?([eE][+-]?\d+)?$"
@@ -33,18 +43,29 @@ class UnsupportedType(ValueError):
     """A declared type BFCL cannot convert (its checker raises on it)."""
 
 
+def _int(digits: str, literal: str) -> int | str:
+    """``int(digits)``, or the whole ``literal`` when it has more digits than Python converts
+    (4300): no Java or JavaScript integer is that long, so it then fails the type check, as text."""
+    try:
+        return int(digits)
+    except ValueError:
+        return literal
+
+
 def java_value(text: str, declared: str, nested: str | None = None) -> Any:
     """Convert a Java literal string as BFCL does for a parameter of type ``declared``."""
     if declared not in JAVA_TYPES or declared in UNSUPPORTED_JAVA:
         raise UnsupportedType(f"Java type {declared!r} cannot be converted")
+    if declared in _COLLECTIONS and len(text) > MAX_COLLECTION_CHARS:
+        return text
     if declared in ("byte", "short", "integer"):
-        return int(text) if re.match(_INT, text) else text
+        return _int(text, text) if re.match(_INT, text) else text
     if declared == "float":
         return float(re.sub(r"[fF]$", "", text)) if re.match(_JAVA_FLOAT, text) else text
     if declared == "double":
         return float(text) if re.match(_JAVA_DOUBLE, text) else text
     if declared == "long":
-        return int(re.sub(r"[lL]$", "", text)) if re.match(_JAVA_LONG, text) else text
+        return _int(text[:-1], text) if re.match(_JAVA_LONG, text) else text
     if declared == "boolean":
         return text == "true" if text in ("true", "false") else text
     if declared == "ArrayList":
@@ -95,7 +116,7 @@ def java_plain(text: str) -> Any:
     if text.startswith('"') and text.endswith('"'):
         return text[1:-1]
     if re.match(_JAVA_LONG, text):
-        return int(text[:-1])
+        return _int(text[:-1], text)
     if re.match(_JAVA_FLOAT, text):
         return float(re.sub(r"[fF]$", "", text))
     return _number_or_text(text)
@@ -114,14 +135,16 @@ def js_value(text: str, declared: str, nested: str | None = None) -> Any:
     """Convert a JavaScript literal string as BFCL does for a parameter of type ``declared``."""
     if declared not in JS_TYPES:
         raise UnsupportedType(f"JavaScript type {declared!r} cannot be converted")
+    if declared in _COLLECTIONS and len(text) > MAX_COLLECTION_CHARS:
+        return text
     if declared == "String":
         return text[1:-1] if text[:1] in ("'", '"') and text.endswith(text[0]) else text
     if declared == "integer":
-        return int(text) if re.match(_INT, text) else text
+        return _int(text, text) if re.match(_INT, text) else text
     if declared == "float":
         return float(text) if re.match(r"^-?\d+(\.\d+)?$", text) else text
     if declared == "Bigint":
-        return int(text[:-1]) if re.match(r"^-?\d+n$", text) else text
+        return _int(text[:-1], text) if re.match(r"^-?\d+n$", text) else text
     if declared == "Boolean":
         return text == "true" if text in ("true", "false") else text
     if declared == "dict":

@@ -96,3 +96,32 @@ def test_an_integer_beyond_a_float_for_a_float_parameter_is_a_value_error_not_a_
     functions = [{"name": "f", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]
     verdict = check_calls(functions, [ToolCall("f", {"x": 10**400})], [{"f": {"x": [1.5]}}], "simple")
     assert not verdict.valid and "outside a float's range" in verdict.reason
+
+
+@pytest.mark.parametrize("declared", ["integer", "long", "byte"])
+def test_java_integers_too_long_to_convert_stay_text(declared):
+    digits = "9" * 5000 + ("L" if declared == "long" else "")
+    assert java_value(digits, declared) == digits
+    assert js_value("9" * 5000, "integer") == "9" * 5000 and js_value("9" * 5000 + "n", "Bigint") == "9" * 5000 + "n"
+
+
+@pytest.mark.parametrize(
+    ("convert", "declared", "unit"),
+    [(java_value, "HashMap", 'new HashMap<>(){{put("'), (java_value, "ArrayList", "new ArrayList<>(Arrays.asList("),
+     (java_value, "Array", "new int[]{"), (js_value, "array", "[["), (js_value, "dict", "{a:")],  # fmt: skip
+)
+def test_collection_literals_past_the_cap_are_text_and_cheap(convert, declared, unit):
+    import time
+
+    from envsched_gym.envs.bfcl.literals import MAX_COLLECTION_CHARS
+
+    text = unit * (100_000 // len(unit))
+    start = time.perf_counter()
+    assert convert(text, declared) == text
+    assert time.perf_counter() - start < 0.5  # HashMap's regex is cubic: 0.2 s at 2,000 characters, hours at 100,000
+    assert MAX_COLLECTION_CHARS >= 113 * 4  # BFCL's longest answer literal, with room for spacing
+
+
+def test_collection_literals_under_the_cap_still_convert():
+    assert java_value('new HashMap<String, String>() {{ put("a", "b"); }}', "HashMap") == {"a": "b"}
+    assert js_value("[1, 2]", "array") == [1, 2]
