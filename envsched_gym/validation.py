@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from itertools import islice
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -12,6 +13,11 @@ from envsched_gym.declarations import ToolCall, ToolSpec
 
 _SCALAR_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
 _PLAIN_KEYS = frozenset({"type", "description", "default", "enum", "title"})
+MAX_ERRORS_RANKED = 32
+"""Schema errors ranked for the message: ``best_match`` over all of them would cost time
+linear in the errors (a 10,000-item array of wrong items: 20,000 errors, 0.9 s)."""
+MAX_MESSAGE_CHARS = 400
+"""A message quoting the offending value is cut here (the value may be 100 KB)."""
 
 FastRule = tuple[tuple[type, ...], tuple[Any, ...] | None]
 """Accepted Python types of a property and its enum values (``None``: any value of those types)."""
@@ -45,12 +51,13 @@ class ToolBox:
         fast = self._fast.get(call.name)
         if fast is not None and _fast_accepts(fast, call.arguments):
             return None
-        error = best_match(self._validators[call.name].iter_errors(call.arguments))
+        error = best_match(islice(self._validators[call.name].iter_errors(call.arguments), MAX_ERRORS_RANKED))
         if error is None:
             return None
         where = ".".join(str(p) for p in error.absolute_path)
-        where = f" at '{where}'" if where else ""
-        return f"Error: invalid arguments for '{call.name}'{where}: {error.message}"
+        where = f" at '{where[:100]}'" if where else ""
+        message = error.message if len(error.message) <= MAX_MESSAGE_CHARS else error.message[:MAX_MESSAGE_CHARS] + " [...]"
+        return f"Error: invalid arguments for '{call.name}'{where}: {message}"
 
 
 def _fast_rules(parameters: dict[str, Any]) -> tuple[dict[str, FastRule], tuple[str, ...]] | None:
