@@ -10,8 +10,10 @@ matrix: ``from tests.fuzz.corruptions import CASES, COUNTS``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +69,58 @@ class Case:
     @property
     def id(self) -> str:
         return f"{self.family}-{self.corruption}-{self.target}"
+
+
+@dataclass
+class Outcome:
+    """What loading a damaged copy did: ``named`` (a DataError naming every expected part and a
+    fix), ``obscure`` (an error that misses some), or ``silent`` (it loaded)."""
+
+    case: Case
+    kind: str
+    message: str
+    missing: tuple[str, ...] = ()
+
+
+def run_case(case: Case, source: Path, scratch: Path) -> Outcome:
+    """Copy ``case``'s files from ``source`` under ``scratch``, damage them, load, and classify."""
+    from envsched_gym.data import ENV_VAR
+    from envsched_gym.data_files import DataError
+
+    root = scratch / "benchmarks"
+    copy_family(case, source, root)
+    expected = case.corrupt(root)
+    data_dir: Path | None = root / case.data_dir
+    env = {ENV_VAR: str(root / case.env_root)} if case.env_root is not None else {ENV_VAR: None}
+    if case.env_root is not None:
+        data_dir = None
+    with _environment(env):
+        try:
+            load(case.family, case.options, data_dir, open_world=case.needs_db)
+        except Exception as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            missing = tuple(s for s in (*expected, "Fix:") if s not in message)
+            return Outcome(case, "named" if isinstance(exc, DataError) and not missing else "obscure", message, missing)
+    return Outcome(case, "silent", "")
+
+
+@contextmanager
+def _environment(values: dict[str, str | None]) -> Iterator[None]:
+    """Set (or, for ``None``, unset) environment variables, then restore them."""
+    saved = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 # ------------------------------------------------------------------ copying and loading

@@ -105,11 +105,13 @@ def test_java_integers_too_long_to_convert_stay_text(declared):
     assert js_value("9" * 5000, "integer") == "9" * 5000 and js_value("9" * 5000 + "n", "Bigint") == "9" * 5000 + "n"
 
 
-@pytest.mark.parametrize(
-    ("convert", "declared", "unit"),
-    [(java_value, "HashMap", 'new HashMap<>(){{put("'), (java_value, "ArrayList", "new ArrayList<>(Arrays.asList("),
-     (java_value, "Array", "new int[]{"), (js_value, "array", "[["), (js_value, "dict", "{a:")],  # fmt: skip
-)
+ATTACKS = [
+    (java_value, "HashMap", 'new HashMap<>(){{put("'), (java_value, "ArrayList", "new ArrayList<>(Arrays.asList("),
+    (java_value, "Array", "new int[]{"), (js_value, "array", "[["), (js_value, "dict", "{a:"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("convert", "declared", "unit"), ATTACKS)
 def test_collection_literals_past_the_cap_are_text_and_cheap(convert, declared, unit):
     import time
 

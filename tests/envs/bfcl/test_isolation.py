@@ -7,7 +7,6 @@ import decimal
 
 import mpmath
 import pytest
-
 from envsched_gym.envs.bfcl.backends import backend_module, mutable_globals
 
 LONG_TRAVEL, LONG_VEHICLE, MATH = "multi_turn_long_context_150", "multi_turn_long_context_50", "multi_turn_long_context_15"
@@ -89,6 +88,6 @@ def test_precision_a_call_sets_is_restored_and_its_result_rendered_at_that_preci
 )
 def test_calls_whose_cost_explodes_are_refused_before_they_run(bfcl, name: str, arguments: dict) -> None:
     world = bfcl.make_world(_task(bfcl, MATH))
-    with pytest.raises(Exception, match="at most 4300|limit is 4300"):
+    with pytest.raises(Exception, match=r"at most 4300|limit is 4300"):
         world.call(name, arguments)
     assert world.results[-1][-1].startswith("Error during execution:")

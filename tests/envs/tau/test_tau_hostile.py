@@ -7,9 +7,9 @@ import re
 import time
 
 import pytest
-
 from envsched_gym.envs.tau.scripted_user import announces_transfer
 from envsched_gym.envs.tau.world import MAX_DIGITS, arithmetic
+
 from envsched_gym.world import ToolError
 
 _REGEX = re.compile(r"transferr?(ed|ing)\b.*\bhuman agent", re.IGNORECASE | re.DOTALL)  # the former, quadratic check
@@ -36,7 +36,7 @@ def test_transfer_detection_is_linear_in_the_text() -> None:
 )
 def test_calculate_refuses_what_it_cannot_compute_quickly(expression: str) -> None:
     start = time.perf_counter()
-    with pytest.raises(ToolError, match="too large|nested too deeply|invalid"):
+    with pytest.raises(ToolError, match=r"too large|nested too deeply|invalid"):
         arithmetic(expression)
     assert time.perf_counter() - start < 1.0
 
