@@ -21,6 +21,8 @@ from typing import Any, Protocol
 import numpy as np
 from torch.utils.data import Sampler
 
+from envsched_gym.curriculum.base import checked_rewards
+
 
 class Scheduler(Protocol):
     """The curriculum interface (``envsched_gym.curriculum.make_scheduler`` returns one)."""
@@ -92,9 +94,14 @@ class CurriculumSampler(Sampler[int]):
         return tasks
 
     def feedback(self, r: int, groups: list[tuple[str, list[float]]]) -> None:
-        """Buffer round ``r``'s gathered groups ``(task_id, rewards)``; applied before the next binding."""
+        """Buffer round ``r``'s gathered groups ``(task_id, rewards)``; applied before the next binding.
+
+        Every group is checked here (finite rewards, see :func:`checked_rewards`), so a bad round is
+        refused whole, before any of its groups reaches the scheduler."""
         if r < self.applied or r in self.pending:
             raise ValueError(f"feedback for round {r} was already given")
+        for task_id, rewards in groups:
+            checked_rewards(task_id, rewards)
         self.pending[r] = groups
 
     def _apply_feedback(self, until: int) -> None:

@@ -94,3 +94,16 @@ def test_predictions_are_recorded_at_binding(toy_suite):
     sampler = _sampler(toy_suite)
     sampler.bind(0)
     assert set(sampler.predictions[0]) >= {"variance", "mean"} and len(sampler.predictions[0]["variance"]) == B
+
+
+def test_a_round_with_one_non_finite_reward_is_refused_whole(toy_suite):
+    sampler = _sampler(toy_suite)
+    first = sampler.bind(0)
+    before = sampler.scheduler.state_dict()
+    groups = [(t, [1.0, 0.0, 0.0, 1.0]) for t in first[:-1]] + [(first[-1], [1.0, float("nan"), 0.0, 1.0])]
+    with pytest.raises(ValueError, match=f"task '{first[-1]}': reward nan"):
+        sampler.feedback(0, groups)
+    assert 0 not in sampler.pending and sampler.applied == 0
+    assert str(sampler.scheduler.state_dict()) == str(before)  # no earlier group of the round got in
+    sampler.feedback(0, [(t, [1.0, 0.0, 0.0, 1.0]) for t in first])  # the corrected round is accepted
+    sampler.bind(1)
