@@ -29,6 +29,9 @@ from typing import Any
 
 # rollout_func is what this script is built on; TRL's "experimental feature" notice says nothing to its users.
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+# transformers 5.24 renamed gradient checkpointing to activation checkpointing; TRL 1.16 still calls
+# the old names, once per generation round. The notices are about TRL's code, not the user's.
+warnings.filterwarnings("ignore", message=r"`(is_)?gradient_checkpointing\w*` is deprecated", category=FutureWarning)
 
 import torch
 from datasets import Dataset
