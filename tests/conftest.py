@@ -1,17 +1,15 @@
 """Shared fixtures: a small adapter ("Notes") that exercises every core code path, and the benchmark data.
 
 The benchmark data root is resolved as the library resolves it (``$ENVSCHED_BENCHMARKS``, then
-``../shared/benchmarks``). Missing data fails the tests that need it, never skips them: a skip whose
-reason says the data is missing becomes a failure with the fix.
+``../shared/benchmarks``). Tests that need the data ask for the ``benchmarks`` fixture, so missing data
+fails them with the fix, never skips them.
 """
 
 from __future__ import annotations
 
-import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import pytest
 
@@ -123,8 +121,6 @@ def notes_adapter() -> NotesAdapter:
     return envsched_gym.get_adapter("Notes")  # type: ignore[return-value]
 
 
-MISSING_DATA = re.compile(r"data (?:not available|not found)", re.IGNORECASE)
-"""How the skips of tests that need benchmark data word their reason."""
 NEED_DATA = f"These tests need the benchmark data: set {ENV_VAR}=/path/to/benchmarks (the README's 'Benchmark data' section)."
 
 
@@ -133,35 +129,11 @@ def benchmark_data() -> Path:
     try:
         return benchmark_root()
     except DataNotFoundError as exc:
-        pytest.fail(f"{exc}\n{NEED_DATA}", pytrace=False)
-
-
-def _why_data_is_missing() -> str:
-    try:
-        return f"The data root is {benchmark_root()}, and it lacks this test's files."
-    except DataNotFoundError as exc:
-        return str(exc)
+        why = str(exc)
+    pytest.fail(f"{why}\n{NEED_DATA}", pytrace=False)  # outside the except: the message once, without the chained error
 
 
 @pytest.fixture(scope="session")
 def benchmarks() -> Path:
     """The benchmark data root (see :func:`benchmark_data`)."""
     return benchmark_data()
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
-    return _fail_missing_data((yield))
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[Any]:
-    return _fail_missing_data((yield))
-
-
-def _fail_missing_data(report: Any) -> Any:
-    """Turn a skip for missing benchmark data (in a test module or a test) into a failure that says what to do."""
-    if report.skipped and isinstance(report.longrepr, tuple) and MISSING_DATA.search(str(report.longrepr[2])):
-        report.outcome = "failed"
-        report.longrepr = f"{report.longrepr[2]}\n{_why_data_is_missing()}\n{NEED_DATA}"
-    return report

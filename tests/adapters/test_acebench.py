@@ -14,12 +14,9 @@ from gymnasium.utils.env_checker import check_env
 
 import envsched_gym
 from envsched_gym import CallRecord, Episode, Message, TaskSpec, ToolCall, render_turn
-from envsched_gym.data import DataNotFoundError, benchmark_path
 
-try:
-    benchmark_path("acebench")
-except DataNotFoundError:
-    pytest.skip("ACEBench data not available", allow_module_level=True)
+pytestmark = pytest.mark.usefixtures("benchmarks")
+"""Every test here reads the ACEBench data: missing data fails them (tests/conftest.py)."""
 
 IDS = ["envsched/ACE-normal-v0", "envsched/ACE-special-v0", "envsched/ACE-agent-v0"]
 FAITHFUL_REJECTS_GOLD = {

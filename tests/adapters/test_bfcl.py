@@ -16,15 +16,12 @@ from envsched_gym.env import ToolUseEnv
 from envsched_gym.registry import BFCL_CATEGORIES
 from envsched_gym.rendering import render_turn
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "benchmarks"
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"BFCL data not found at {DATA}")
-
 
 @pytest.fixture(scope="module")
-def bfcl():
+def bfcl(benchmarks: Path):
     from envsched_gym.adapters.bfcl import BFCLAdapter
 
-    return BFCLAdapter(data_dir=DATA)
+    return BFCLAdapter(data_dir=benchmarks)
 
 
 def test_every_v3_category_is_registered():
@@ -33,8 +30,8 @@ def test_every_v3_category_is_registered():
 
 
 @pytest.mark.parametrize("category", BFCL_CATEGORIES)
-def test_gym_make_and_env_checker(category, monkeypatch):
-    monkeypatch.setenv("ENVSCHED_BENCHMARKS", str(DATA))
+def test_gym_make_and_env_checker(category, benchmarks: Path, monkeypatch):
+    monkeypatch.setenv("ENVSCHED_BENCHMARKS", str(benchmarks))
     env = gym.make(f"envsched/BFCL-{category}-v0")
     check_env(env.unwrapped, skip_render_check=True)
     obs, info = env.reset(seed=1)
@@ -88,10 +85,10 @@ def test_missing_data_is_a_clear_error(tmp_path, monkeypatch):
         data.find_data_dir(tmp_path)
 
 
-def test_data_from_benchmark_root_and_data_dir(bfcl):
+def test_data_from_benchmark_root_and_data_dir(bfcl, benchmarks: Path):
     from envsched_gym.envs.bfcl.data import find_data_dir
 
-    assert find_data_dir(DATA) == find_data_dir(DATA / "bfcl" / "bfcl_eval" / "data") == bfcl.data_dir
+    assert find_data_dir(benchmarks) == find_data_dir(benchmarks / "bfcl" / "bfcl_eval" / "data") == bfcl.data_dir
 
 
 def test_miss_func_adds_held_out_functions_at_their_turn(bfcl):

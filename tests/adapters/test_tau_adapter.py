@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -10,20 +11,16 @@ from envsched_gym.envs.tau.verifier import gold_calls, replay
 
 import envsched_gym
 from envsched_gym import TaskSpec, render_turn
-from envsched_gym.data import DataNotFoundError
 
 TASK_SETS = ("current", "pre_tau3")
 EXPECTED = {"retail": 114, "airline": 50}
 
 
 @pytest.fixture(scope="module", params=TASK_SETS)
-def adapter(request: pytest.FixtureRequest) -> envsched_gym.Adapter:
-    """The Tau adapter for one task set (skipped without the benchmark data)."""
-    try:
-        adapter = envsched_gym.get_adapter("Tau", {"task_set": request.param})
-        adapter.env_specs()
-    except DataNotFoundError as exc:
-        pytest.skip(f"tau2 data not available: {exc}")
+def adapter(request: pytest.FixtureRequest, benchmarks: Path) -> envsched_gym.Adapter:
+    """The Tau adapter for one task set (fails without the benchmark data)."""
+    adapter = envsched_gym.get_adapter("Tau", {"task_set": request.param})
+    adapter.env_specs()
     return adapter
 
 
@@ -82,13 +79,11 @@ def test_dropping_the_last_write_breaks_the_db_check(adapter: envsched_gym.Adapt
     assert broken / with_writes >= 0.95
 
 
+@pytest.mark.usefixtures("benchmarks")
 def test_scripted_episode_end_to_end_through_gym_make() -> None:
     """A scripted agent (authenticate, look up, confirm, cancel, report) against the scripted user."""
-    try:
-        env = gym.make("envsched/Tau-retail-v0")
-        task, _ = env.unwrapped.index.get("retail/1")
-    except DataNotFoundError as exc:
-        pytest.skip(f"tau2 data not available: {exc}")
+    env = gym.make("envsched/Tau-retail-v0")
+    task, _ = env.unwrapped.index.get("retail/1")
     obs, info = env.reset(seed=0, options={"task_id": "retail/1"})
     assert obs == task.instruction and info["messages"][0]["role"] == "system"
     agent = [render_turn(t) for t in task.solution or []]
@@ -103,11 +98,9 @@ def test_scripted_episode_end_to_end_through_gym_make() -> None:
     assert rewards[-1] == 1.0 and info["outcome"]["details"]["db_hash"] == info["outcome"]["details"]["gold_db_hash"]
 
 
+@pytest.mark.usefixtures("benchmarks")
 def test_wrong_write_scores_zero_and_tool_errors_reach_the_agent() -> None:
-    try:
-        env = gym.make("envsched/Tau-airline-v0")
-    except DataNotFoundError as exc:
-        pytest.skip(f"tau2 data not available: {exc}")
+    env = gym.make("envsched/Tau-airline-v0")
     env.reset(options={"task_id": "airline/0"})
     obs, *_ = env.step('<tool_call>{"name": "get_reservation_details", "arguments": {"reservation_id": "NOPE00"}}</tool_call>')
     assert "Error: Reservation NOPE00 not found" in obs
@@ -116,22 +109,18 @@ def test_wrong_write_scores_zero_and_tool_errors_reach_the_agent() -> None:
     assert terminated and reward == 0.0 and info["reward_breakdown"]["db"] == 0.0
 
 
+@pytest.mark.usefixtures("benchmarks")
 def test_step_limit_is_abnormal_and_scores_zero() -> None:
-    try:
-        env = gym.make("envsched/Tau-retail-v0", adapter_options={"max_steps": 2})
-    except DataNotFoundError as exc:
-        pytest.skip(f"tau2 data not available: {exc}")
+    env = gym.make("envsched/Tau-retail-v0", adapter_options={"max_steps": 2})
     env.reset(options={"task_id": "retail/105"})  # gold write fails: the untouched DB is the gold DB
     env.step('<tool_call>{"name": "calculate", "arguments": {"expression": "1+1"}}</tool_call>')
     _, reward, _, truncated, info = env.step('<tool_call>{"name": "calculate", "arguments": {"expression": "1+1"}}</tool_call>')
     assert truncated and reward == 0.0 and info["termination"] == "max_steps"
 
 
+@pytest.mark.usefixtures("benchmarks")
 def test_suite_options_select_the_task_set() -> None:
-    try:
-        nodes = envsched_gym.suite(["Tau"], split="test", options={"Tau": {"task_set": "pre_tau3"}})
-    except DataNotFoundError as exc:
-        pytest.skip(f"tau2 data not available: {exc}")
+    nodes = envsched_gym.suite(["Tau"], split="test", options={"Tau": {"task_set": "pre_tau3"}})
     assert len(nodes) == 60 and all("@pre/" in n.task_id for n in nodes)
 
 
@@ -141,14 +130,11 @@ def test_unknown_options_say_what_is_accepted() -> None:
 
 
 @pytest.fixture(scope="module")
-def tau1() -> envsched_gym.Adapter:
-    """The adapter over the original τ-bench tasks."""
-    try:
-        adapter = envsched_gym.get_adapter("Tau", {"task_set": "tau1"})
-        adapter.env_specs()
-        list(adapter.tasks())
-    except DataNotFoundError as exc:
-        pytest.skip(f"tau-bench data not available: {exc}")
+def tau1(benchmarks: Path) -> envsched_gym.Adapter:
+    """The adapter over the original τ-bench tasks (fails without the benchmark data)."""
+    adapter = envsched_gym.get_adapter("Tau", {"task_set": "tau1"})
+    adapter.env_specs()
+    list(adapter.tasks())
     return adapter
 
 
@@ -183,12 +169,10 @@ def test_tau1_oracle_and_db_sensitivity(tau1: envsched_gym.Adapter) -> None:
     assert failures == [] and (with_writes, broken) == (655, 629)
 
 
+@pytest.mark.usefixtures("benchmarks")
 def test_scripted_agent_asks_the_scripted_user_and_acts_on_the_answer() -> None:
     """A rule-based agent: ask for the user id, look the user up, refuse politely; the user answers and stops."""
-    try:
-        env = gym.make("envsched/Tau-airline-v0")
-    except DataNotFoundError as exc:
-        pytest.skip(f"tau2 data not available: {exc}")
+    env = gym.make("envsched/Tau-airline-v0")
     env.reset(options={"task_id": "airline/0"})
     answer, *_ = env.step("Could you tell me your user id, please?")
     assert answer == "My user id is emma_kim_9957."

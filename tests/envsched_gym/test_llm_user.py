@@ -13,7 +13,6 @@ import gymnasium as gym
 import pytest
 
 import envsched_gym
-from envsched_gym.data import DataNotFoundError
 from envsched_gym.llm_user import EndpointConfig, LLMError, LLMUser, OpenAICompatibleBackend, backend_from_options
 
 
@@ -105,12 +104,10 @@ def test_options_need_an_endpoint_or_a_local_model() -> None:
 
 def _tau_env(server: FakeServer, **user_options: Any) -> gym.Env:
     options = {"user": "llm", "user_options": {**vars(_config(server)), **user_options}}
-    try:
-        return gym.make("envsched/Tau-airline-v0", adapter_options=options)
-    except DataNotFoundError as exc:
-        pytest.skip(f"tau2 data not available: {exc}")
+    return gym.make("envsched/Tau-airline-v0", adapter_options=options)
 
 
+@pytest.mark.usefixtures("benchmarks")
 def test_llm_user_drives_a_tau_episode(server: FakeServer) -> None:
     server.script = [(200, "I want to cancel reservation EHGLP3.", 0.0), (200, "Thanks, bye! ###STOP###", 0.0)]
     env = _tau_env(server)
@@ -130,6 +127,7 @@ def test_llm_user_drives_a_tau_episode(server: FakeServer) -> None:
     assert info["messages"][-1] == {"role": "user", "content": "Thanks, bye! ###STOP###"}
 
 
+@pytest.mark.usefixtures("benchmarks")
 def test_failed_user_ends_the_episode_with_the_error_in_info(server: FakeServer) -> None:
     server.script = [(500, "down", 0.0)] * 4
     env = _tau_env(server, retries=0)

@@ -7,12 +7,9 @@ from envsched_gym.envs.acebench import dataset as D
 from envsched_gym.envs.acebench.world import ScenarioWorld
 
 from envsched_gym import ToolError
-from envsched_gym.data import DataNotFoundError, benchmark_path
 
-try:
-    benchmark_path("acebench")
-except DataNotFoundError:
-    pytest.skip("ACEBench data not available", allow_module_level=True)
+pytestmark = pytest.mark.usefixtures("benchmarks")
+"""Every test here reads the ACEBench data: missing data fails them (tests/conftest.py)."""
 
 PHONE = ["BaseApi", "MessageApi", "ReminderApi", "FoodPlatform"]
 

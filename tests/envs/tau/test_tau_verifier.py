@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 from envsched_gym.envs.tau.verifier import TauVerifier, action_matched, communicated
 
 import envsched_gym
 from envsched_gym import CallRecord, Episode, Message, TaskSpec, ToolCall, ToolError
-from envsched_gym.data import DataNotFoundError
 
 
 @pytest.fixture(scope="module")
-def adapter() -> envsched_gym.Adapter:
-    try:
-        adapter = envsched_gym.get_adapter("Tau")
-        adapter.env_specs()
-    except DataNotFoundError as exc:
-        pytest.skip(f"tau2 data not available: {exc}")
+def adapter(benchmarks: Path) -> envsched_gym.Adapter:
+    """The Tau adapter (fails without the benchmark data)."""
+    adapter = envsched_gym.get_adapter("Tau")
+    adapter.env_specs()
     return adapter
 
 
