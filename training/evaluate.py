@@ -1,14 +1,18 @@
 """Evaluate a model on the suite's benchmarks with each benchmark's own scoring (its verifier).
 
-    python training/evaluate.py --output-dir runs/tiny                      # the model trained in runs/tiny
+    python training/evaluate.py --output-dir runs/tiny                      # the model trained in runs/tiny, on its families
     python training/evaluate.py --model Qwen/Qwen3-8B --benchmarks BFCL,Tau --split test --output-dir runs/q8b-eval
     python training/evaluate.py --model Qwen/Qwen3-8B --base-url http://127.0.0.1:8000/v1 --benchmarks ACE --output-dir runs/ace
 
 The model is a local path or hub id (batched generation with transformers; a LoRA adapter
 directory loads with its base model), or any OpenAI-compatible endpoint through ``--base-url``
-(a vLLM server included; episodes run in parallel threads). Writes ``episodes.jsonl`` (every
-episode with its transcript and verdict) and ``summary.json`` to ``<output-dir>/evaluation``
-and prints a table per benchmark category.
+(a vLLM server included; episodes run in parallel threads). For a run directory of
+``training/train_grpo.py``, the benchmarks, split and difficulty cap not given on the command
+line are the run's (its ``config.json``). Writes ``episodes.jsonl`` (every episode with its
+transcript, the raw text of each model message, and its verdict) and ``summary.json`` to
+``<output-dir>/evaluation`` and prints a table per benchmark category. Episodes that an endpoint
+or a user simulator broke are counted apart (``infra``) and scored by nobody; when more of them
+than ``--max-infra-failures`` allows, the script exits with status 1 and says what to fix.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import json
 import sys
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,12 @@ from envsched_gym.rl.rollout import EnvPool, Rollout, run_rollouts
 from envsched_gym.rl.tasks import select_tasks
 from envsched_gym.suite import Suite
 
+INFRA = frozenset({"endpoint_error", "user_error"})
+"""Terminations that say nothing about the model: its endpoint, or the user simulator, failed."""
+
+STANDALONE = {"benchmarks": "ToolWorld", "split": "heldout", "max_difficulty": 1}
+"""What the run-defaulted settings are when ``output_dir`` holds no training run."""
+
 
 @dataclass
 class EvalConfig:
@@ -40,16 +50,49 @@ class EvalConfig:
     model: str = field(default="", metadata={"help": "Local path, hub id or endpoint model name ('': the run in output_dir)."})
     base_url: str = field(default="", metadata={"help": "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 ('': local)."})
     api_key_env: str = field(default="OPENAI_API_KEY", metadata={"help": "Environment variable holding the endpoint's API key."})
-    benchmarks: str = field(default="ToolWorld", metadata={"help": "Comma-separated families or gym ids."})
-    split: str = field(default="heldout", metadata={"help": "train, test, heldout or all."})
-    max_difficulty: int = field(default=1, metadata={"help": "Keep tasks whose metadata difficulty is at most this (0: all)."})
+    timeout_s: float = field(default=60.0, metadata={"help": "Seconds to wait for one endpoint response."})
+    retries: int = field(
+        default=3, metadata={"help": "Extra attempts after a failed endpoint request (connection errors, timeouts, 429, 5xx)."}
+    )
+    benchmarks: str = field(default="", metadata={"help": "Comma-separated families or gym ids ('': the run's families, else ToolWorld)."})
+    split: str = field(default="", metadata={"help": "train, test, heldout or all ('': the run's eval split, else heldout)."})
+    max_difficulty: int = field(
+        default=-1, metadata={"help": "Keep tasks whose metadata difficulty is at most this (0: all; -1: the run's, else 1)."}
+    )
     max_tasks: int = field(default=24, metadata={"help": "Seeded sample of at most this many tasks per benchmark (0: all)."})
     max_new_tokens: int = field(default=128, metadata={"help": "Longest assistant message."})
     max_completion_length: int = field(default=1024, metadata={"help": "Token budget of an episode (local models)."})
     temperature: float = field(default=0.0, metadata={"help": "Sampling temperature (0: greedy)."})
     batch_size: int = field(default=32, metadata={"help": "Episodes generated together (local models)."})
     workers: int = field(default=8, metadata={"help": "Parallel episodes (endpoints)."})
+    max_infra_failures: float = field(default=0.0, metadata={"help": "Largest fraction (0 to 1) of episodes that may fail outside the model "
+                                                                     "(endpoint or user-simulator errors); above it the exit status is 1."})  # fmt: skip
     seed: int = field(default=0, metadata={"help": "Seed of the task sample and of sampling."})
+
+
+def with_run_defaults(config: EvalConfig) -> tuple[EvalConfig, Path | None]:
+    """``config`` with the unset ``benchmarks``, ``split`` and ``max_difficulty`` filled in.
+
+    They come from ``<output_dir>/config.json`` when ``training/train_grpo.py`` wrote it (its
+    ``families``, ``eval_split`` and ``max_difficulty``), else from :data:`STANDALONE`; values
+    given explicitly are kept as they are. Returns the filled config and the run config used.
+    """
+    unset = {"benchmarks": config.benchmarks == "", "split": config.split == "", "max_difficulty": config.max_difficulty < 0}
+    path = Path(config.output_dir) / "config.json"
+    run: dict[str, Any] = {}
+    if any(unset.values()) and path.is_file():
+        try:
+            run = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"{path} is not JSON ({exc}); fix or remove it, or pass --benchmarks, --split and --max-difficulty") from exc
+    trained = isinstance(run, dict) and "families" in run and "eval_split" in run
+    source = (
+        {"benchmarks": run["families"], "split": run["eval_split"], "max_difficulty": run.get("max_difficulty", 1)}
+        if trained
+        else STANDALONE
+    )
+    filled = replace(config, **{key: source[key] for key, is_unset in unset.items() if is_unset})
+    return filled, path if trained else None
 
 
 def resolve_model(config: EvalConfig) -> str:
@@ -91,43 +134,103 @@ def run_local(config: EvalConfig, tasks: Suite, path: str) -> list[Rollout]:
 
 def run_endpoint(config: EvalConfig, tasks: Suite, model: str) -> list[Rollout]:
     """Episodes against an OpenAI-compatible endpoint, ``workers`` at a time."""
-    endpoint = EndpointConfig(config.base_url, model, config.api_key_env, temperature=config.temperature, max_tokens=config.max_new_tokens)
+    endpoint = EndpointConfig(config.base_url, model, config.api_key_env, config.timeout_s, config.retries,
+                              temperature=config.temperature, max_tokens=config.max_new_tokens)  # fmt: skip
     with ThreadPoolExecutor(config.workers) as pool:
         return list(pool.map(lambda n: endpoint_episode(endpoint, n.env.gym_id, n.task_id, config.seed), tasks))
 
 
 def summarise(tasks: Suite, rollouts: list[Rollout]) -> list[dict[str, Any]]:
-    """One row per (family, category) and one per family: episodes, success rate, mean reward."""
+    """One row per (family, category) and one per family.
+
+    A row counts its episodes (``n``), those an endpoint or user simulator broke (``infra``) and
+    those the model failed (``failed``); ``success`` and ``reward`` are means over the episodes
+    that ran (``n - infra``; ``None`` when none did), so a broken endpoint does not read as a bad model.
+    """
     cells: dict[tuple[str, str], list[Rollout]] = defaultdict(list)
     for node, r in zip(tasks, rollouts, strict=True):
         category = str(node.task.metadata.get("category") or node.env.env_id)
         cells[(node.family, category)].append(r)
         cells[(node.family, "ALL")].append(r)
-    return [
-        {"benchmark": fam, "category": cat, "n": len(rs), "success": sum(r.success for r in rs) / len(rs), "reward": sum(r.reward for r in rs) / len(rs)}
-        for (fam, cat), rs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1] == "ALL", kv[0][1]))
-    ]  # fmt: skip
+    rows = []
+    for (fam, cat), rs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1] == "ALL", kv[0][1])):
+        ran = [r for r in rs if r.termination not in INFRA]
+        successes = sum(r.success for r in ran)
+        rows.append({"benchmark": fam, "category": cat, "n": len(rs), "infra": len(rs) - len(ran), "failed": len(ran) - successes,
+                     "success": successes / len(ran) if ran else None, "reward": sum(r.reward for r in ran) / len(ran) if ran else None})  # fmt: skip
+    return rows
+
+
+def infra_report(config: EvalConfig, rollouts: list[Rollout]) -> str | None:
+    """What failed outside the model and how to fix it, when more than ``max_infra_failures`` did (else ``None``)."""
+    broken = [r for r in rollouts if r.termination in INFRA]
+    if not broken or len(broken) <= config.max_infra_failures * len(rollouts):
+        return None
+    lines = [f"{len(broken)} of {len(rollouts)} episodes failed outside the model, more than --max-infra-failures {config.max_infra_failures:g} "
+             f"allows; their rewards say nothing about the model."]  # fmt: skip
+    for kind in sorted({r.termination for r in broken}):
+        some = [r for r in broken if r.termination == kind]
+        lines.append(f"  {kind} in {len(some)} episode(s), e.g. {some[0].task_id}: {some[0].error}")
+    if any(r.termination == "endpoint_error" for r in broken):
+        lines.append(f"Fix: check that --base-url {config.base_url} is up and serves --model '{config.model}' (curl {config.base_url.rstrip('/')}/models); "
+                     f"for a slow server raise --timeout-s ({config.timeout_s:g}) or --retries ({config.retries}).")  # fmt: skip
+    if any(r.termination == "user_error" for r in broken):
+        lines.append("Fix: the user simulator failed: check the endpoint or local model in the family's user options "
+                     "(adapter_options user_options, e.g. docs/tau.md), or evaluate with the scripted user.")  # fmt: skip
+    lines.append("To accept this many, pass --max-infra-failures FRACTION (0 to 1).")
+    return "\n".join(lines)
+
+
+def write_episodes(path: Path, tasks: Suite, rollouts: list[Rollout]) -> None:
+    """Every episode as one JSON line: ids, verdict, termination, infrastructure error and transcript (with ``raw`` model text)."""
+    with path.open("w", encoding="utf-8", errors="backslashreplace") as f:  # a lone surrogate becomes its JSON escape
+        for node, r in zip(tasks, rollouts, strict=True):
+            episode = {"benchmark": node.family, "split": node.split, "reward": r.reward, "success": r.success, "task_id": r.task_id,
+                       "env_id": r.env_id, "termination": r.termination, "infra": r.termination in INFRA, "error": r.error,
+                       "messages": r.messages}  # fmt: skip
+            f.write(json.dumps(episode, ensure_ascii=False, default=str) + "\n")
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    """The summary rows as a Markdown table (success and reward over the episodes that ran)."""
+    print(f"| {'benchmark':<10} | {'category':<32} | {'n':>4} | {'infra':>5} | {'failed':>6} | {'success':>7} | {'reward':>6} |")
+    print(f"|{'-' * 12}|{'-' * 34}|{'-' * 6}|{'-' * 7}|{'-' * 8}|{'-' * 9}|{'-' * 8}|")
+    for row in rows:
+        success, reward = (f"{row[k]:.3f}" if row[k] is not None else "-" for k in ("success", "reward"))
+        print(
+            f"| {row['benchmark']:<10} | {row['category']:<32} | {row['n']:>4} | {row['infra']:>5} | {row['failed']:>6} | {success:>7} | {reward:>6} |"
+        )
 
 
 def main(config: EvalConfig) -> list[dict[str, Any]]:
-    """Evaluate; returns the summary rows."""
+    """Evaluate; returns the summary rows.
+
+    Raises:
+        SystemExit: More episodes than ``max_infra_failures`` allows failed outside the model
+            (after the results are written), or the settings are invalid.
+    """
+    if not 0.0 <= config.max_infra_failures <= 1.0:
+        raise SystemExit(f"--max-infra-failures is a fraction of the episodes, from 0 to 1; got {config.max_infra_failures:g}")
+    config, run_config = with_run_defaults(config)
     model = resolve_model(config) if not config.base_url else config.model
     tasks = select_tasks(config.benchmarks, config.split, config.max_difficulty, config.max_tasks, config.seed)
     rollouts = run_endpoint(config, tasks, model) if config.base_url else run_local(config, tasks, model)
     out = Path(config.output_dir) / "evaluation"
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "episodes.jsonl").open("w", encoding="utf-8", errors="backslashreplace") as f:  # a lone surrogate becomes its JSON escape
-        for node, r in zip(tasks, rollouts, strict=True):
-            episode = {"benchmark": node.family, "split": node.split, "reward": r.reward, "success": r.success, "task_id": r.task_id,
-                       "env_id": r.env_id, "termination": r.termination, "messages": r.messages}  # fmt: skip
-            f.write(json.dumps(episode, ensure_ascii=False, default=str) + "\n")
+    write_episodes(out / "episodes.jsonl", tasks, rollouts)
     rows = summarise(tasks, rollouts)
-    (out / "summary.json").write_text(json.dumps({"model": model, "config": asdict(config), "rows": rows}, indent=2))
-    print(f"model: {model}   split: {config.split}   episodes: {len(rollouts)}")
-    print(f"| {'benchmark':<10} | {'category':<32} | {'n':>4} | {'success':>7} | {'reward':>6} |")
-    print(f"|{'-' * 12}|{'-' * 34}|{'-' * 6}|{'-' * 9}|{'-' * 8}|")
-    for row in rows:
-        print(f"| {row['benchmark']:<10} | {row['category']:<32} | {row['n']:>4} | {row['success']:>7.3f} | {row['reward']:>6.3f} |")
+    infra = sum(r.termination in INFRA for r in rollouts)
+    summary = {"model": model, "config": asdict(config), "defaults_from": str(run_config) if run_config else None,
+               "episodes": len(rollouts), "infra_failures": infra, "rows": rows}  # fmt: skip
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    origin = f" (unset settings from {run_config})" if run_config else ""
+    print(
+        f"model: {model}   benchmarks: {config.benchmarks}   split: {config.split}{origin}   episodes: {len(rollouts)}   infra failures: {infra}"
+    )
+    print_table(rows)
+    report = infra_report(config, rollouts)
+    if report:
+        raise SystemExit(f"{report}\nResults (infra episodes included, marked) are in {out}.")
     return rows
 
 

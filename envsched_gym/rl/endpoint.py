@@ -89,7 +89,12 @@ def reply_action(reply: dict[str, Any]) -> str:
 
 
 def endpoint_episode(config: EndpointConfig, gym_id: str, task_id: str, seed: int = 0) -> Rollout:
-    """Play one episode of ``task_id`` with the endpoint (no token ids: a text-only :class:`Rollout`)."""
+    """Play one episode of ``task_id`` with the endpoint (no token ids: a text-only :class:`Rollout`).
+
+    An endpoint that fails (after its retries) ends the episode with ``termination="endpoint_error"``
+    and the failure in ``error``; each assistant message's ``raw`` is the action the environment
+    parsed (the reply's text, with its tool calls in Qwen3's wire format).
+    """
     env = gym.make(gym_id)
     _, info = env.reset(seed=seed, options={"task_id": task_id})
     rollout = Rollout(task_id, info["env_id"], [], messages=list(info["messages"]))
@@ -98,14 +103,13 @@ def endpoint_episode(config: EndpointConfig, gym_id: str, task_id: str, seed: in
         try:
             action = reply_action(chat_completion(config, openai_messages(rollout.messages), tools))
         except LLMError as exc:
-            rollout.termination = "endpoint_error"
-            rollout.messages.append({"role": "assistant", "content": f"[endpoint error] {exc}"})
+            rollout.termination, rollout.error = "endpoint_error", str(exc)
             break
         _, reward, terminated, truncated, info = env.step(action)
-        rollout.messages.extend(info["messages"])
+        rollout.messages += [dict(info["messages"][0], raw=action), *info["messages"][1:]]
         tools = info["tools"]
         if terminated or truncated:
             rollout.reward, rollout.success = float(reward), bool(info["outcome"]["success"])
-            rollout.termination = info.get("termination", "agent")
+            rollout.termination, rollout.error = info.get("termination", "agent"), info.get("user_error")
     env.close()
     return rollout

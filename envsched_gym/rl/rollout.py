@@ -34,8 +34,11 @@ class Rollout:
         logprobs: Sampling logprob per completion token (0 on environment tokens), when known.
         reward: The verifier's outcome reward (0 when the episode was cut by the token budget).
         success: The verifier's success flag.
-        termination: How the episode ended (``length``: the completion token budget ran out).
-        messages: The chat transcript (chat-template dicts).
+        termination: How the episode ended (``length``: the completion token budget ran out;
+            ``user_error`` or ``endpoint_error``: something outside the model failed).
+        messages: The chat transcript (chat-template dicts); every assistant message the model
+            produced carries ``raw``, the text it generated before parsing.
+        error: What failed outside the model (the user simulator, an endpoint), when something did.
     """
 
     task_id: str
@@ -48,6 +51,7 @@ class Rollout:
     success: bool = False
     termination: str | None = None
     messages: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
 
     @property
     def done(self) -> bool:
@@ -139,10 +143,10 @@ def _advance(
         r.logprobs = r.logprobs + logprobs if logprobs is not None else None
     text = tokenizer.decode([t for t in ids if t not in (stop, tokenizer.pad_token_id)], skip_special_tokens=False)
     _, reward, terminated, truncated, info = live.env.step(text)
-    r.messages.extend(info["messages"])
+    r.messages += [dict(info["messages"][0], raw=text), *info["messages"][1:]]
     if terminated or truncated:
         r.reward, r.success = float(reward), bool(info["outcome"]["success"])
-        r.termination = info.get("termination", "agent")
+        r.termination, r.error = info.get("termination", "agent"), info.get("user_error")
         return
     glue = ([] if ids and ids[-1] == stop else [stop]) + continuation_ids(tokenizer, info["messages"][1:], **kwargs)
     if len(r.completion_ids) + len(glue) >= budget:
