@@ -2,7 +2,7 @@
 
 Prints the two tables of ``docs/reliability.md``. Per family, the first sums
 :func:`envsched_gym.fuzz.fuzz_env` over the family's ids: actions, exceptions out of ``step``,
-steps over 1 s, the slowest step, whether any injected code ran, and the largest peak-RSS growth
+stalled steps (over 1 s of CPU time, or 5 s of wall time), the slowest step, whether any injected code ran, and the largest peak-RSS growth
 after the first fifth of an id's actions. The second runs every case of
 ``tests/fuzz/corruptions.py`` on a scratch copy of the data: ``named`` is a DataError naming file,
 entry, field and a fix; ``obscure`` an error missing one of them; ``silent`` a load that went
@@ -61,14 +61,15 @@ def print_actions_table(results: dict[str, list[FuzzResult]]) -> None:
     print(
         f"| family | ids | actions | exceptions | steps over {STEP_BUDGET_S:g} s | slowest step | code executed | peak RSS growth | kinds played |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, rs in results.items():
         kinds: Counter = sum((r.by_kind for r in rs), Counter())
         slowest = max(rs, key=lambda r: r.max_step_s)
         worst_kind = slowest.slowest[0][1] if slowest.slowest else "-"
         print(
             f"| {name} | {len(rs)} | {sum(r.actions for r in rs):,} | {sum(len(r.exceptions) for r in rs)} | "
-            f"{sum(len(r.stalls) for r in rs)} | {slowest.max_step_s:.3f} s ({worst_kind}) | {any(r.code_executed for r in rs)} | "
+            f"{sum(len(r.stalls) for r in rs)} | {slowest.max_step_s:.3f} s ({worst_kind}) | {max(r.max_step_wall_s for r in rs):.3f} s | "
+            f"{any(r.code_executed for r in rs)} | "
             f"{max(r.peak_rss_growth_mb for r in rs):.1f} MB | {len(kinds)} |"
         )
 

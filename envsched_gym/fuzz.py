@@ -31,7 +31,10 @@ from typing import Any
 import gymnasium as gym
 
 STEP_BUDGET_S = 1.0
-"""A step slower than this counts as a stall."""
+"""A step that computes for longer than this (CPU seconds) counts as a stall."""
+WALL_FACTOR = 5.0
+"""A step whose wall time exceeds ``WALL_FACTOR`` budgets counts too, computing or not (a hang).
+CPU time is the main measure because it does not grow when the machine is busy with other work."""
 
 _TOKENS = [
     "<tool_call>", "</tool_call>", "<think>", "</think>", "{", "}", "[", "]", "(", ")", '"name"', '"arguments"', ":", ",",
@@ -183,12 +186,16 @@ class FuzzResult:
     exceptions: list[StepFailure] = field(default_factory=list)
     stalls: list[StepFailure] = field(default_factory=list)
     max_step_s: float = 0.0
+    """The largest CPU time of one step."""
+    max_step_wall_s: float = 0.0
     total_s: float = 0.0
     code_executed: bool = False
     peak_rss_growth_mb: float = 0.0
     by_kind: Counter = field(default_factory=Counter)
     slowest: list[tuple[float, str, str]] = field(default_factory=list)
     """The five slowest steps: ``(seconds, kind, task id)``."""
+    task_ids: list[str] = field(default_factory=list)
+    """Every task an episode was played on, in first-visit order."""
 
     @property
     def clean(self) -> bool:
@@ -199,7 +206,7 @@ class FuzzResult:
         """One line, plus the first failures."""
         line = (
             f"{self.gym_id}: {self.actions} actions in {self.episodes} episodes, {len(self.exceptions)} exceptions, "
-            f"{len(self.stalls)} steps over {STEP_BUDGET_S:g} s (max {self.max_step_s:.3f} s), code executed: {self.code_executed}, "
+            f"{len(self.stalls)} stalled steps (max {self.max_step_s:.3f} CPU s, {self.max_step_wall_s:.3f} s wall), code executed: {self.code_executed}, "
             f"peak RSS growth {self.peak_rss_growth_mb:.1f} MB"
         )
         worst = [f"  {f.kind} on {f.task_id} ({f.seconds:.2f} s): {f.error or f.action}" for f in (self.exceptions + self.stalls)[:5]]
@@ -225,7 +232,8 @@ def fuzz_env(
         actions: How many actions to play in total.
         seed: Seeds the task draws and the actions.
         steps_per_episode: Hostile steps before the next reset (an episode may end sooner).
-        step_budget_s: A step slower than this is recorded as a stall.
+        step_budget_s: A step computing longer than this (CPU seconds), or taking five times as long
+            on the wall clock, is recorded as a stall.
         make_kwargs: Extra ``gym.make`` arguments.
     """
     rng = random.Random(seed)
@@ -240,6 +248,8 @@ def fuzz_env(
             _, info = env.reset(seed=rng.randrange(2**31))
             result.episodes += 1
             tools, task_id = info.get("tools") or [], str(info.get("task_id"))
+            if task_id not in result.task_ids:
+                result.task_ids.append(task_id)
             for _ in range(steps_per_episode):
                 kind = rng.choices(kinds, weights)[0]
                 action = KINDS[kind](rng, tools, sentinel)
@@ -259,7 +269,7 @@ def _step(env: gym.Env, result: FuzzResult, task_id: str, kind: str, action: str
     """One timed step; returns whether the episode is over (or broken by an exception)."""
     result.actions += 1
     result.by_kind[kind] += 1
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     try:
         _, _, terminated, truncated, _ = env.step(action)
     except Exception as exc:
@@ -268,10 +278,11 @@ def _step(env: gym.Env, result: FuzzResult, task_id: str, kind: str, action: str
         error = f"{type(exc).__name__}: {str(exc)[:200]} at {Path(where.filename).name}:{where.lineno}"
         result.exceptions.append(StepFailure(task_id, kind, action[:120], seconds, error, action))
         return True
-    seconds = time.perf_counter() - start
+    wall, seconds = time.perf_counter() - start, time.process_time() - cpu_start
     result.max_step_s = max(result.max_step_s, seconds)
+    result.max_step_wall_s = max(result.max_step_wall_s, wall)
     if len(result.slowest) < 5 or seconds > result.slowest[-1][0]:
         result.slowest = sorted([*result.slowest, (seconds, kind, task_id)], reverse=True)[:5]
-    if seconds > budget:
+    if seconds > budget or wall > WALL_FACTOR * budget:
         result.stalls.append(StepFailure(task_id, kind, action[:120], seconds, full_action=action))
     return bool(terminated or truncated)
