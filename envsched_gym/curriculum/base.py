@@ -1,12 +1,13 @@
 """The scheduler contract every curriculum (EnvSched and the baselines) implements.
 
 A scheduler owns the choice of which suite nodes (task ids) a GRPO step trains on. The trainer
-asks for ``next_batch(B)``, rolls each id ``G`` times, reports every finished group with
+asks for ``next_batch(B)`` (``B`` distinct ids; a ``ValueError`` when the pool holds fewer than
+``B`` tasks), rolls each id ``G`` times, reports every finished group with
 ``update(task_id, rewards)`` (refused, with nothing changed, when a reward is not a finite
 number), and asks ``keep(task_id, rewards)`` whether the group enters the
 gradient step (only DAPO dynamic sampling drops groups). ``predict`` gives every scheduler's own
-estimate of the within-group reward variance, which the benchmarks compare with what the
-rollouts realised.
+estimate of the within-group reward variance (plain Python floats), which the benchmarks compare
+with what the rollouts realised.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ class Scheduler(Protocol):
     name: str
 
     def next_batch(self, batch_size: int) -> list[str]:
-        """Task ids to roll next, distinct within the batch, each to be rolled G times."""
+        """Task ids to roll next, distinct within the batch, each to be rolled G times.
+
+        Raises:
+            ValueError: ``batch_size`` is below 1 or above the number of tasks in the pool.
+        """
         ...
 
     def update(self, task_id: str, rewards: Sequence[float]) -> None:
@@ -43,8 +48,8 @@ class Scheduler(Protocol):
         """Restore a :meth:`state_dict` (a ``ValueError`` naming the key for a damaged one)."""
         ...
 
-    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Predicted ``variance``, ``mean`` and ``uncertainty`` of each task's group rewards."""
+    def predict(self, task_ids: Sequence[str]) -> dict[str, list[float]]:
+        """Predicted ``variance``, ``mean`` and ``uncertainty`` of each task's group rewards, as lists of floats."""
         ...
 
 
@@ -114,10 +119,24 @@ class BaseScheduler:
             raise KeyError(f"task {exc} is not in this scheduler's suite ({len(self.task_ids)} nodes)") from None
 
     def check_batch_size(self, batch_size: int) -> int:
-        """Clip ``batch_size`` to the pool size (ids are distinct within a batch)."""
+        """``batch_size`` itself, once it is known to fit the pool (ids are distinct within a batch).
+
+        A GRPO step that asked for ``B`` groups expects ``B`` groups, so a batch larger than the
+        pool is an error, not a smaller batch; to roll a task more often, raise the group size G.
+
+        Raises:
+            ValueError: ``batch_size`` is below 1 or above the number of tasks in the pool.
+        """
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        return min(batch_size, len(self.task_ids))
+        pool = len(self.task_ids)
+        if batch_size > pool:
+            raise ValueError(
+                f"next_batch({batch_size}) needs {batch_size} distinct tasks but the '{self.name}' scheduler's pool has {pool}; ask for at"
+                f" most {pool} (EnvSchedCurriculum batch_size, train_grpo.py --tasks-per-step), widen the pool (more families, another"
+                " split, a higher --max-difficulty, --max-tasks 0), or roll each task more times with a larger group size G"
+            )
+        return batch_size
 
     def update(self, task_id: str, rewards: Sequence[float]) -> None:
         """Record one finished GRPO group of ``task_id``.
@@ -142,6 +161,14 @@ class BaseScheduler:
         self.totals += (1.0, mean, var)
         self.rollouts += len(values)
         return mean, var
+
+    def predict(self, task_ids: Sequence[str]) -> dict[str, list[float]]:
+        """The scheduler's :meth:`estimates` for ``task_ids`` as lists of plain floats (an unknown id raises a ``KeyError``)."""
+        return {key: np.asarray(values, dtype=np.float64).tolist() for key, values in self.estimates(self.positions(task_ids)).items()}
+
+    def estimates(self, nodes: np.ndarray) -> dict[str, np.ndarray]:
+        """Predicted ``variance``, ``mean`` and ``uncertainty`` of the nodes at positions ``nodes`` (here: the pool-wide figures)."""
+        return self.global_estimates(len(nodes))
 
     def global_estimates(self, count: int) -> dict[str, np.ndarray]:
         """The pool-wide mean and variance for ``count`` tasks (schedulers without per-task models)."""

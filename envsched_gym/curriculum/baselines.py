@@ -39,10 +39,6 @@ class RandomScheduler(BaseScheduler):
         self.step += 1
         return [self.task_ids[i] for i in self.rng.choice(len(self.task_ids), size, replace=False)]
 
-    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The pool-wide mean and variance for every task (no per-task model)."""
-        return self.global_estimates(len(task_ids))
-
     def state_dict(self) -> dict[str, Any]:
         """Clock, RNG and totals."""
         return self.base_state()
@@ -51,8 +47,8 @@ class RandomScheduler(BaseScheduler):
 class DAPOScheduler(RandomScheduler):
     """DAPO dynamic sampling: over-sample, then train only on groups whose rewards vary.
 
-    ``next_batch(B)`` returns more than ``B`` ids; the trainer rolls all of them and asks
-    :meth:`keep` for each finished group.
+    ``next_batch(B)`` returns more than ``B`` ids (at most the whole pool); the trainer rolls all
+    of them and asks :meth:`keep` for each finished group.
     """
 
     name = "dapo"
@@ -68,11 +64,11 @@ class DAPOScheduler(RandomScheduler):
         self.dropped = 0
 
     def next_batch(self, batch_size: int) -> list[str]:
-        """``B / effective ratio`` uniform ids (capped), so about ``B`` groups survive the filter."""
+        """``B / effective ratio`` uniform ids (at most ``max_oversample * B`` and the pool), so about ``B`` groups survive the filter."""
         self.check_batch_size(batch_size)
         self.target, self.kept = batch_size, 0
         want = math.ceil(batch_size / max(self.effective, 1.0 / self.max_oversample))
-        return super().next_batch(want)
+        return super().next_batch(min(want, len(self.task_ids)))
 
     def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:
         """Track the running effective ratio that sets the over-sampling."""
@@ -127,9 +123,8 @@ class MoPPSScheduler(BaseScheduler):
         self.alpha[node] += values.sum()
         self.beta[node] += (1.0 - values).sum()
 
-    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    def estimates(self, nodes: np.ndarray) -> dict[str, np.ndarray]:
         """Posterior mean ``m``, Bernoulli variance ``m (1 - m)``, posterior std."""
-        nodes = self.positions(task_ids)
         a, b = self.alpha[nodes], self.beta[nodes]
         mean = a / (a + b)
         return {"variance": mean * (1 - mean), "mean": mean, "uncertainty": np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))}
@@ -190,9 +185,8 @@ class PLRScheduler(BaseScheduler):
         self.last_mean[node] = mean
         self.last_seen[node] = self.step
 
-    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    def estimates(self, nodes: np.ndarray) -> dict[str, np.ndarray]:
         """``p (1 - p)`` of the last group for seen tasks, the pool-wide figures for unseen ones."""
-        nodes = self.positions(task_ids)
         out = self.global_estimates(len(nodes))
         seen = self.last_seen[nodes] >= 0
         p = self.last_mean[nodes][seen]
@@ -271,9 +265,8 @@ class DUMPScheduler(BaseScheduler):
             series.append(value)
             del series[: -self.window]
 
-    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    def estimates(self, nodes: np.ndarray) -> dict[str, np.ndarray]:
         """Per-environment figures: variance ``mean |A| / 2`` (exact for 0/1 rewards), mean reward."""
-        nodes = self.positions(task_ids)
         out = self.global_estimates(len(nodes))
         for k, env in enumerate(self.env_of[nodes]):
             if self.recent[env]:

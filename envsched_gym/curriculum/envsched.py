@@ -21,7 +21,7 @@ every process.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -137,9 +137,9 @@ class EnvSchedScheduler(BaseScheduler):
         self.predictor.observe(node, size, clipped, variance * size / (size - 1) if size > 1 else 0.0)
         self.env_groups[self.env_of[node]] += 1
 
-    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Fresh predictions (not the cache) for ``task_ids``."""
-        variance, mean, uncertainty = self.predictor.compute(self.positions(task_ids))
+    def estimates(self, nodes: np.ndarray) -> dict[str, np.ndarray]:
+        """Fresh predictions (not the cache) for ``nodes``."""
+        variance, mean, uncertainty = self.predictor.compute(nodes)
         return {"variance": variance, "mean": mean, "uncertainty": uncertainty}
 
     def quotas(self, batch_size: int) -> np.ndarray:

@@ -35,7 +35,7 @@ class Scheduler(Protocol):
         """Feed back one group's rewards."""
         ...
 
-    def predict(self, task_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    def predict(self, task_ids: Sequence[str]) -> dict[str, list[float]]:
         """Predicted ``variance``, ``mean`` and ``uncertainty`` per task."""
         ...
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from envsched_gym.curriculum import SCHEDULERS, BaseScheduler, DAPOScheduler, make_scheduler
+from envsched_gym.curriculum.synthetic import synthetic_suite
 from envsched_gym.suite import Suite
 
 
@@ -59,3 +60,29 @@ def test_dapo_keep_refuses_non_finite_rewards(small_suite: Suite) -> None:
     with pytest.raises(ValueError, match="reward nan"):
         s.keep(s.task_ids[0], [1.0, math.nan])
     assert (s.kept, s.dropped) == (0, 0)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULERS))
+def test_predict_returns_lists_of_plain_floats(name: str, small_suite: Suite) -> None:
+    s = make_scheduler(name, small_suite, seed=0)
+    _drive(s, 2, seed=0)
+    ids = s.task_ids[:6]
+    pred = s.predict(ids)
+    assert set(pred) == {"variance", "mean", "uncertainty"}
+    for key, values in pred.items():
+        assert type(values) is list and len(values) == len(ids), key
+        assert all(type(v) is float and math.isfinite(v) for v in values), (key, [type(v).__name__ for v in values])
+    json.dumps(pred)  # plain floats serialise as they are
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULERS))
+def test_next_batch_larger_than_the_pool_is_refused_with_the_sizes_and_the_fix(name: str) -> None:
+    s = make_scheduler(name, synthetic_suite(10, n_envs=3, seed=0), seed=0)
+    before = json.dumps(s.state_dict())
+    with pytest.raises(
+        ValueError, match=rf"next_batch\(16\) needs 16 distinct tasks but the '{name}' scheduler's pool has 10; ask for at most 10"
+    ):
+        s.next_batch(16)
+    assert json.dumps(s.state_dict()) == before  # a refused call draws nothing
+    whole = s.next_batch(10)
+    assert sorted(whole) == sorted(s.task_ids)  # the whole pool, each once (DAPO's over-sampling stops at the pool)
