@@ -9,35 +9,25 @@ import re
 import numpy as np
 import pytest
 
-from envsched_gym.curriculum import SCHEDULERS, BaseScheduler, DAPOScheduler, make_scheduler
+from envsched_gym.curriculum import SCHEDULERS, DAPOScheduler, make_scheduler
 from envsched_gym.curriculum.synthetic import synthetic_suite
 from envsched_gym.suite import Suite
-
-
-def _drive(s: BaseScheduler, steps: int, seed: int, batch: int = 8) -> list[list[str]]:
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(steps):
-        ids = s.next_batch(batch)
-        out.append(ids)
-        for t in ids:
-            s.update(t, (rng.random(4) < 0.5).astype(float))
-    return out
+from tests.curriculum.driving import drive
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
 @pytest.mark.parametrize("name", sorted(SCHEDULERS))
 def test_non_finite_reward_is_refused_and_changes_nothing(name: str, bad: float, small_suite: Suite) -> None:
     refused, twin = make_scheduler(name, small_suite, seed=2), make_scheduler(name, small_suite, seed=2)
-    _drive(refused, 3, seed=0)
-    _drive(twin, 3, seed=0)
+    drive(refused, 3, seed=0)
+    drive(twin, 3, seed=0)
     task = refused.task_ids[7]
     with pytest.raises(
         ValueError, match=rf"task '{re.escape(task)}': reward {bad} \(rollout 2 of 4\) is not finite.*fix the reward function"
     ):
         refused.update(task, [1.0, 0.0, bad, 1.0])
     assert json.dumps(refused.state_dict()) == json.dumps(twin.state_dict())
-    assert _drive(refused, 3, seed=1) == _drive(twin, 3, seed=1)
+    assert drive(refused, 3, seed=1) == drive(twin, 3, seed=1)
     for key, value in refused.predict(refused.task_ids).items():
         assert np.isfinite(value).all(), key
 
@@ -65,7 +55,7 @@ def test_dapo_keep_refuses_non_finite_rewards(small_suite: Suite) -> None:
 @pytest.mark.parametrize("name", sorted(SCHEDULERS))
 def test_predict_returns_lists_of_plain_floats(name: str, small_suite: Suite) -> None:
     s = make_scheduler(name, small_suite, seed=0)
-    _drive(s, 2, seed=0)
+    drive(s, 2, seed=0)
     ids = s.task_ids[:6]
     pred = s.predict(ids)
     assert set(pred) == {"variance", "mean", "uncertainty"}

@@ -9,29 +9,19 @@ import pytest
 
 from envsched_gym.curriculum import SCHEDULERS, DAPOScheduler, DUMPScheduler, MoPPSScheduler, PLRScheduler, Scheduler, make_scheduler
 from envsched_gym.suite import Suite
-
-
-def _drive(s: Scheduler, steps: int, seed: int, batch: int = 8) -> list[list[str]]:
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(steps):
-        ids = s.next_batch(batch)
-        out.append(ids)
-        for t in ids:
-            s.update(t, (rng.random(4) < 0.5).astype(float))
-    return out
+from tests.curriculum.driving import drive
 
 
 @pytest.mark.parametrize("name", sorted(SCHEDULERS))
 def test_interface_determinism_and_round_trip(name: str, small_suite: Suite) -> None:
     s = make_scheduler(name, small_suite, seed=3)
     assert isinstance(s, Scheduler) and s.name == name
-    first = _drive(s, 4, seed=0)
+    first = drive(s, 4, seed=0)
     assert all(len(set(b)) == len(b) >= 8 for b in first)
-    assert first == _drive(make_scheduler(name, small_suite, seed=3), 4, seed=0)
+    assert first == drive(make_scheduler(name, small_suite, seed=3), 4, seed=0)
     restored = make_scheduler(name, small_suite, seed=3)
     restored.load_state_dict(json.loads(json.dumps(s.state_dict())))
-    assert _drive(restored, 3, seed=5) == _drive(s, 3, seed=5)
+    assert drive(restored, 3, seed=5) == drive(s, 3, seed=5)
     pred = s.predict(s.task_ids[:5])
     assert set(pred) >= {"variance", "mean", "uncertainty"} and all(len(v) == 5 for v in pred.values())
 

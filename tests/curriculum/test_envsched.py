@@ -11,24 +11,13 @@ import pytest
 from envsched_gym import EnvSpec, TaskSpec
 from envsched_gym.curriculum import EnvSchedScheduler, make_scheduler
 from envsched_gym.suite import Suite, TaskNode
-
-
-def _drive(s, steps: int, seed: int, batch: int = 16) -> list[list[str]]:
-    rng = np.random.default_rng(seed)
-    p = {t: rng.random() for t in s.task_ids}
-    out = []
-    for _ in range(steps):
-        ids = s.next_batch(batch)
-        out.append(ids)
-        for t in ids:
-            s.update(t, (rng.random(8) < p[t]).astype(float))
-    return out
+from tests.curriculum.driving import drive
 
 
 def test_deterministic_per_seed(small_suite: Suite) -> None:
-    a = _drive(EnvSchedScheduler(small_suite, seed=1), 6, seed=0)
-    b = _drive(EnvSchedScheduler(small_suite, seed=1), 6, seed=0)
-    c = _drive(EnvSchedScheduler(small_suite, seed=2), 6, seed=0)
+    a = drive(EnvSchedScheduler(small_suite, seed=1), 6, seed=0, batch=16, group=8, per_task_p=True)
+    b = drive(EnvSchedScheduler(small_suite, seed=1), 6, seed=0, batch=16, group=8, per_task_p=True)
+    c = drive(EnvSchedScheduler(small_suite, seed=2), 6, seed=0, batch=16, group=8, per_task_p=True)
     assert a == b
     assert a != c
 
@@ -77,11 +66,11 @@ def test_similarity_penalty_keeps_twins_apart() -> None:
 
 def test_state_round_trip(small_suite: Suite) -> None:
     s = EnvSchedScheduler(small_suite, seed=4)
-    _drive(s, 5, seed=1)
+    drive(s, 5, seed=1, batch=16, group=8, per_task_p=True)
     state = json.loads(json.dumps(s.state_dict()))
     restored = EnvSchedScheduler(small_suite, seed=4)
     restored.load_state_dict(state)
-    assert _drive(restored, 4, seed=9) == _drive(s, 4, seed=9)
+    assert drive(restored, 4, seed=9, batch=16, group=8, per_task_p=True) == drive(s, 4, seed=9, batch=16, group=8, per_task_p=True)
     for key, value in s.predict(s.task_ids[:20]).items():
         assert np.allclose(value, restored.predict(s.task_ids[:20])[key])
 
