@@ -7,7 +7,6 @@ import re
 import time
 
 import pytest
-
 from envsched_gym.envs.acebench.special_check import IRRELEVANT, check_special, gold_reply
 
 INCOMPLETE = {"book_table": ["city", "guests"]}
