@@ -1,13 +1,15 @@
 """envsched-gym: tool-use environments for RL of LLM agents, and the EnvSched curriculum.
 
 Importing the package registers every built-in ``envsched/*`` gymnasium id (lazily: no
-adapter or data is loaded until ``gym.make``).
+adapter or data is loaded until ``gym.make``) and the families of installed packages' entry
+points (:mod:`envsched_gym.plugins`).
 """
 
 from envsched_gym.adapter import Adapter
 from envsched_gym.declarations import AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolCall, ToolSpec, VerifierConfig
 from envsched_gym.episode import CallRecord, ChatMessage, Episode, Message, Outcome
 from envsched_gym.parsing import ParseResult, parse_tool_calls
+from envsched_gym.plugins import load_entry_points
 from envsched_gym.registry import families, get_adapter, make, register_adapter, register_builtin, registered_ids
 from envsched_gym.rendering import render_calls, render_turn
 from envsched_gym.suite import Suite, TaskNode, suite
@@ -17,6 +19,7 @@ from envsched_gym.verifier import GoldStateVerifier, Verifier
 from envsched_gym.world import ToolError, World
 
 register_builtin()
+load_entry_points()
 
 __all__ = [
     "Adapter", "AssistantTurn", "CallRecord", "ChatMessage", "EnvSpec", "Episode", "GoldStateVerifier", "Message", "Outcome",

@@ -19,6 +19,11 @@ import gymnasium as gym
 from envsched_gym.adapter import Adapter
 
 ENTRY_POINT = "envsched_gym.registry:make_env"
+HOW_TO_REGISTER = (
+    "To make a family visible: import the module that calls envsched_gym.register_adapter (the training scripts take "
+    "--import MODULE), name an id as 'module:envsched/Name-v0', or declare an entry point in the group "
+    "'envsched_gym.adapters' of your package's metadata (see envsched_gym/plugins.py)."
+)
 
 
 @dataclass
@@ -107,7 +112,7 @@ def get_adapter(family: str, options: dict[str, Any] | None = None) -> Adapter:
     if entry is None:
         close = difflib.get_close_matches(family, list(_FAMILIES), n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
-        raise KeyError(f"unknown family '{family}'.{hint} Registered: {families()}")
+        raise KeyError(f"unknown family '{family}'.{hint} Registered: {families()}. {HOW_TO_REGISTER}")
     if options:
         key = json.dumps(options, sort_keys=True, default=repr)
         if key not in entry.variants:
@@ -137,7 +142,7 @@ def family_of(gym_id: str) -> str:
             return entry.name
     close = difflib.get_close_matches(gym_id, registered_ids(), n=3)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    raise gym.error.UnregisteredEnv(f"unknown env id '{gym_id}'.{hint} See envsched_gym.registered_ids() for all ids.")
+    raise gym.error.UnregisteredEnv(f"unknown env id '{gym_id}'.{hint} See envsched_gym.registered_ids() for all ids. {HOW_TO_REGISTER}")
 
 
 def make_env(family: str, gym_id: str, adapter_options: dict[str, Any] | None = None, **kwargs: Any) -> gym.Env:

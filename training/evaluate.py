@@ -29,6 +29,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser
 
 from envsched_gym.llm_user import EndpointConfig
+from envsched_gym.plugins import import_modules, split_imports
 from envsched_gym.rl.endpoint import endpoint_episode
 from envsched_gym.rl.generation import HFGenerator, SamplingConfig
 from envsched_gym.rl.rollout import EnvPool, Rollout, run_rollouts
@@ -68,6 +69,8 @@ class EvalConfig:
     max_infra_failures: float = field(default=0.0, metadata={"help": "Largest fraction (0 to 1) of episodes that may fail outside the model "
                                                                      "(endpoint or user-simulator errors); above it the exit status is 1."})  # fmt: skip
     seed: int = field(default=0, metadata={"help": "Seed of the task sample and of sampling."})
+    imports: str = field(default="", metadata={"help": "Comma-separated modules imported first (their import registers families; a run's "
+                                                       "own imports are added); --import MODULE may be repeated."})  # fmt: skip
 
 
 def with_run_defaults(config: EvalConfig) -> tuple[EvalConfig, Path | None]:
@@ -80,7 +83,7 @@ def with_run_defaults(config: EvalConfig) -> tuple[EvalConfig, Path | None]:
     unset = {"benchmarks": config.benchmarks == "", "split": config.split == "", "max_difficulty": config.max_difficulty < 0}
     path = Path(config.output_dir) / "config.json"
     run: dict[str, Any] = {}
-    if any(unset.values()) and path.is_file():
+    if path.is_file():
         try:
             run = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
@@ -92,6 +95,9 @@ def with_run_defaults(config: EvalConfig) -> tuple[EvalConfig, Path | None]:
         else STANDALONE
     )
     filled = replace(config, **{key: source[key] for key, is_unset in unset.items() if is_unset})
+    if trained and run.get("imports"):  # the run's families may need the modules it imported
+        mine = [m for m in filled.imports.split(",") if m]
+        filled = replace(filled, imports=",".join(mine + [m for m in str(run["imports"]).split(",") if m and m not in mine]))
     return filled, path if trained else None
 
 
@@ -212,6 +218,7 @@ def main(config: EvalConfig) -> list[dict[str, Any]]:
     if not 0.0 <= config.max_infra_failures <= 1.0:
         raise SystemExit(f"--max-infra-failures is a fraction of the episodes, from 0 to 1; got {config.max_infra_failures:g}")
     config, run_config = with_run_defaults(config)
+    import_modules([m for m in config.imports.split(",") if m])
     model = resolve_model(config) if not config.base_url else config.model
     tasks = select_tasks(config.benchmarks, config.split, config.max_difficulty, config.max_tasks, config.seed)
     rollouts = run_endpoint(config, tasks, model) if config.base_url else run_local(config, tasks, model)
@@ -234,6 +241,12 @@ def main(config: EvalConfig) -> list[dict[str, Any]]:
     return rows
 
 
+def parse_config(argv: list[str]) -> EvalConfig:
+    """The config from ``argv``; each ``--import MODULE`` joins ``--imports``."""
+    modules, argv = split_imports(argv)
+    (config,) = HfArgumentParser(EvalConfig).parse_args_into_dataclasses(args=[*argv, *(["--imports", ",".join(modules)] if modules else [])])
+    return config
+
+
 if __name__ == "__main__":
-    (cfg,) = HfArgumentParser(EvalConfig).parse_args_into_dataclasses(args=sys.argv[1:])
-    main(cfg)
+    main(parse_config(sys.argv[1:]))

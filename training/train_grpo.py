@@ -29,9 +29,6 @@ from typing import Any
 
 # rollout_func is what this script is built on; TRL's "experimental feature" notice says nothing to its users.
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-# transformers 5.24 renamed gradient checkpointing to activation checkpointing; TRL 1.16 still calls
-# the old names, once per generation round. The notices are about TRL's code, not the user's.
-warnings.filterwarnings("ignore", message=r"`(is_)?gradient_checkpointing\w*` is deprecated", category=FutureWarning)
 
 import torch
 from datasets import Dataset
@@ -40,6 +37,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser
 from trl import GRPOConfig
 
 from envsched_gym.curriculum import make_scheduler
+from envsched_gym.plugins import import_modules, split_imports
 from envsched_gym.rl.feedback import RoundLogger
 from envsched_gym.rl.generation import SamplingConfig
 from envsched_gym.rl.grpo import (
@@ -64,6 +62,10 @@ from envsched_gym.rl.trajectories import gold_conversations
 from envsched_gym.rl.warm_start import WarmStart, warm_start
 from envsched_gym.suite import Suite
 
+# transformers 5.24 renamed gradient checkpointing to activation checkpointing; TRL 1.16 still calls
+# the old names, once per generation round. The notices are about TRL's code, not the user's.
+warnings.filterwarnings("ignore", message=r"`(is_)?gradient_checkpointing\w*` is deprecated", category=FutureWarning)
+
 
 @dataclass
 class TrainConfig:
@@ -72,7 +74,8 @@ class TrainConfig:
     output_dir: str = field(default="runs/tiny", metadata={"help": "Run directory (checkpoints, adapter, metrics, plots)."})
     preset: str = field(default="tiny-cpu", metadata={"help": "Settings preset: tiny-cpu or qwen3-8b (see PRESETS)."})
     model: str = field(default="micro", metadata={"help": "'micro' (build the micro Qwen3 here), a packaged model (smollm2-135m), a local path, or a hub id."})
-    families: str = field(default="ToolWorld", metadata={"help": "Comma-separated families or gym ids to train on."})
+    families: str = field(default="ToolWorld", metadata={"help": "Comma-separated families or gym ids (also module:envsched/X-v0) to train on."})
+    imports: str = field(default="", metadata={"help": "Comma-separated modules imported first (their import registers families); --import MODULE may be repeated."})
     train_split: str = field(default="train", metadata={"help": "Split the curriculum schedules over."})
     eval_split: str = field(default="heldout", metadata={"help": "Split of the periodic greedy evaluation."})
     max_difficulty: int = field(default=1, metadata={"help": "Keep tasks whose metadata difficulty is at most this (0: all)."})
@@ -136,7 +139,12 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 def parse_config(argv: list[str] | None = None) -> TrainConfig:
-    """The config from ``argv``: the preset's values first, then every explicit flag."""
+    """The config from ``argv``: the preset's values first, then every explicit flag.
+
+    Each ``--import MODULE`` joins ``--imports``; the modules are imported by :func:`main`."""
+    modules, argv = split_imports(list(sys.argv[1:] if argv is None else argv))
+    if modules:
+        argv = [*argv, "--imports", ",".join(modules)]
     parser = HfArgumentParser(TrainConfig)
     (first,) = parser.parse_args_into_dataclasses(args=argv)
     if first.preset not in PRESETS:
@@ -208,6 +216,7 @@ def main(config: TrainConfig) -> Path:
     run = Path(config.output_dir)
     run.mkdir(parents=True, exist_ok=True)
     (run / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2))
+    import_modules([m for m in config.imports.split(",") if m])
     torch.manual_seed(config.seed)
     train = select_tasks(config.families, config.train_split, config.max_difficulty, config.max_tasks, config.seed)
     base = resolve_base(config, train, run)

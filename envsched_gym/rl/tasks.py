@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import envsched_gym
+from envsched_gym.plugins import resolve
 from envsched_gym.registry import family_of
 from envsched_gym.suite import Suite
 
@@ -13,7 +14,8 @@ def select_tasks(benchmarks: str, split: str, max_difficulty: int = 0, limit: in
     """Nodes of ``benchmarks`` in ``split``, optionally filtered by difficulty, then a seeded sample.
 
     Args:
-        benchmarks: Comma-separated family names (``ToolWorld``) or gym ids (``envsched/BFCL-simple_python-v0``).
+        benchmarks: Comma-separated family names (``ToolWorld``) or gym ids (``envsched/BFCL-simple_python-v0``),
+            either with gymnasium's ``module:`` prefix to import the module that registers it first.
         split: ``train``, ``test``, ``heldout`` or ``all``.
         max_difficulty: Keep tasks whose ``metadata["difficulty"]`` is at most this (0: keep all;
             tasks without a difficulty count as 1).
@@ -21,7 +23,7 @@ def select_tasks(benchmarks: str, split: str, max_difficulty: int = 0, limit: in
         seed: Seed of the sample.
     """
     nodes = []
-    for name in [b.strip() for b in benchmarks.split(",") if b.strip()]:
+    for name in [resolve(b.strip()) for b in benchmarks.split(",") if b.strip()]:
         family = family_of(name) if "/" in name else name
         found = [n for n in envsched_gym.suite(family, split=split)
                  if ("/" not in name or n.env.gym_id == name)
