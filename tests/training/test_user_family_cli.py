@@ -26,7 +26,8 @@ def test_lampworld_trains_two_steps_and_evaluates_through_both_clis(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(FIXTURE), os.environ.get("PYTHONPATH", "")]), "TRL_EXPERIMENTAL_SILENCE": "1"}
     run = tmp_path / "run"
     train = [sys.executable, str(ROOT / "training" / "train_grpo.py"), "--import", "lampworld", "--families", "LampWorld", "--output-dir", str(run),
-             "--steps", "2", "--tasks-per-step", "2", "--num-generations", "2", "--eval-every", "0", "--save-steps", "2"]  # fmt: skip
+             "--steps", "2", "--tasks-per-step", "2", "--num-generations", "2", "--eval-every", "0", "--save-steps", "2",
+             "--micro-sft-steps", "20", "--micro-hidden", "64", "--micro-vocab", "800", "--max-new-tokens", "32", "--max-completion-length", "160"]  # fmt: skip
     done = subprocess.run(train, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     rounds = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
