@@ -59,7 +59,8 @@ def fuzz_all(config: ReportConfig) -> dict[str, list[FuzzResult]]:
 
 def print_actions_table(results: dict[str, list[FuzzResult]]) -> None:
     print(
-        f"| family | ids | actions | exceptions | steps over {STEP_BUDGET_S:g} s | slowest step | code executed | peak RSS growth | kinds played |"
+        f"| family | ids | actions | exceptions | steps over {STEP_BUDGET_S:g} CPU s | slowest step (CPU, kind) | slowest step (wall) | "
+        "code executed | peak RSS growth | kinds played |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, rs in results.items():
