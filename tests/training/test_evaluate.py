@@ -68,19 +68,23 @@ def serve(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
     return server
 
 
+def evaluate_against(handler, tmp_path, **settings) -> list[dict]:
+    """``main`` on the Toy held-out tasks against a local server running ``handler``."""
+    server = serve(handler)
+    try:
+        return main(EvalConfig(output_dir=str(tmp_path), base_url=f"http://127.0.0.1:{server.server_port}/v1", benchmarks="Toy",
+                               split="heldout", max_difficulty=0, max_tasks=0, **settings))  # fmt: skip
+    finally:
+        server.shutdown()
+
+
 def read_episodes(run) -> list[dict]:
     return [json.loads(line) for line in (run / "evaluation" / "episodes.jsonl").read_text().splitlines()]
 
 
 def test_endpoint_with_gold_answers_scores_one_everywhere(toy_tasks, tmp_path):
     GoldServer.gold = {n.task.instruction: n.task.solution for n in toy_tasks}
-    server = serve(GoldServer)
-    try:
-        config = EvalConfig(output_dir=str(tmp_path), model="gold", base_url=f"http://127.0.0.1:{server.server_port}/v1",
-                            benchmarks="Toy", split="heldout", max_difficulty=0, max_tasks=0, workers=3)  # fmt: skip
-        rows = main(config)
-    finally:
-        server.shutdown()
+    rows = evaluate_against(GoldServer, tmp_path, model="gold", workers=3)
     assert rows[-1] == {"benchmark": "Toy", "category": "ALL", "n": len(toy_tasks), "infra": 0, "failed": 0, "success": 1.0, "reward": 1.0}
     assert {r["category"] for r in rows} == {n.env.env_id for n in toy_tasks} | {"ALL"}
     assert all(body["tools"] and body["model"] == "gold" for body in GoldServer.requests)
@@ -112,13 +116,7 @@ def test_dead_endpoint_exits_non_zero_and_counts_infra_failures_apart(toy_tasks,
 
 
 def test_unparseable_model_output_keeps_its_raw_text(toy_tasks, tmp_path):
-    server = serve(GarbleServer)
-    try:
-        config = EvalConfig(output_dir=str(tmp_path), model="garble", base_url=f"http://127.0.0.1:{server.server_port}/v1",
-                            benchmarks="Toy", split="heldout", max_difficulty=0, max_tasks=0, retries=0)  # fmt: skip
-        rows = main(config)
-    finally:
-        server.shutdown()
+    rows = evaluate_against(GarbleServer, tmp_path, model="garble", retries=0)
     assert rows[-1]["infra"] == 0 and rows[-1]["failed"] == len(toy_tasks)
     turns = [m for e in read_episodes(tmp_path) for m in e["messages"] if m["role"] == "assistant"]
     assert turns and all(m["raw"] == GarbleServer.GARBLED and GarbleServer.GARBLED not in m["content"] for m in turns)
