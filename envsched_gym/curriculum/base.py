@@ -8,6 +8,10 @@ number), and asks ``keep(task_id, rewards)`` whether the group enters the
 gradient step (only DAPO dynamic sampling drops groups). ``predict`` gives every scheduler's own
 estimate of the within-group reward variance (plain Python floats), which the benchmarks compare
 with what the rollouts realised.
+
+Every scheduler draws a batch family by family: its :class:`~envsched_gym.curriculum.mixture.Mixture`
+says how many groups each family gets (the suite's family weights, or the pool share, with a
+floor and a cap), and the scheduler's own rule chooses the tasks within each family.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from envsched_gym.curriculum.mixture import Mixture, MixtureConfig
 from envsched_gym.curriculum.state import StateReader
 from envsched_gym.suite import Suite
 
@@ -50,6 +55,10 @@ class Scheduler(Protocol):
 
     def predict(self, task_ids: Sequence[str]) -> dict[str, list[float]]:
         """Predicted ``variance``, ``mean`` and ``uncertainty`` of each task's group rewards, as lists of floats."""
+        ...
+
+    def family_mix(self, task_ids: Sequence[str]) -> dict[str, dict[str, float]]:
+        """Per family: the share the last batch aimed for (``target``) and the share of ``task_ids`` (``share``)."""
         ...
 
 
@@ -90,12 +99,17 @@ class BaseScheduler:
         suite: Nodes to schedule over (typically ``envsched_gym.suite(..., split="train")``).
         seed: Seeds every random choice; equal seeds and equal updates give equal batches on
             every training process.
+        weights: Family weights of the target mix (one per family of ``suite``); ``None``: the
+            suite's own ``weights``, else each family's share of the pool.
+        mixture: Floor, cap and band of the target mix.
     """
 
     name = "base"
-    STATE_KEYS: tuple[str, ...] = ("name", "seed", "step", "rng", "totals", "rollouts", "task_ids_hash")
+    STATE_KEYS: tuple[str, ...] = ("name", "seed", "step", "rng", "totals", "rollouts", "task_ids_hash", "mixture")
 
-    def __init__(self, suite: Suite, seed: int = 0) -> None:
+    def __init__(
+        self, suite: Suite, seed: int = 0, weights: Mapping[str, float] | None = None, mixture: MixtureConfig | None = None
+    ) -> None:
         if len(suite) == 0:
             raise ValueError("cannot schedule over an empty suite; check the families and split passed to envsched_gym.suite()")
         self.suite = suite
@@ -110,6 +124,7 @@ class BaseScheduler:
         self.step = 0
         self.totals = np.zeros(3)  # groups, sum of group means, sum of group variances
         self.rollouts = 0
+        self.mixture = Mixture(suite, weights, mixture)
 
     def positions(self, task_ids: Sequence[str]) -> np.ndarray:
         """Node positions of ``task_ids`` (a clear error for ids outside the suite)."""
@@ -177,6 +192,10 @@ class BaseScheduler:
         var = self.totals[2] / groups if groups else 0.25
         return {"variance": np.full(count, var), "mean": np.full(count, mean), "uncertainty": np.ones(count)}
 
+    def family_mix(self, task_ids: Sequence[str]) -> dict[str, dict[str, float]]:
+        """Per family name: the share the last batch aimed for (``target``) and the share of ``task_ids`` (``share``)."""
+        return self.mixture.report(self.positions(task_ids))
+
     def keep(self, task_id: str, rewards: Sequence[float]) -> bool:
         """Whether the trainer should put this group into the gradient step (default: always)."""
         return True
@@ -184,7 +203,8 @@ class BaseScheduler:
     def base_state(self) -> dict[str, Any]:
         """The shared part of :meth:`state_dict`."""
         return {"name": self.name, "seed": self.seed, "step": self.step, "rng": self.rng.bit_generator.state,
-                "totals": self.totals.tolist(), "rollouts": self.rollouts, "task_ids_hash": hash_ids(self.task_ids)}  # fmt: skip
+                "totals": self.totals.tolist(), "rollouts": self.rollouts, "task_ids_hash": hash_ids(self.task_ids),
+                "mixture": self.mixture.state_dict()}  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`.
@@ -216,11 +236,14 @@ class BaseScheduler:
         totals = reader.array("totals", (3,))
         if totals[0] < 0 or totals[2] < 0:
             reader.fail("totals", f"must hold a group count and a variance sum of at least 0, found {totals.tolist()}")
+        mixture = self.mixture.read_state(reader.nested("mixture", Mixture.STATE_KEYS))
         return {"seed": reader.integer("seed"), "step": reader.integer("step", minimum=0), "rng": rng, "totals": totals,
-                "rollouts": reader.integer("rollouts", minimum=0)}  # fmt: skip
+                "rollouts": reader.integer("rollouts", minimum=0), "mixture": mixture}  # fmt: skip
 
     def apply_state(self, values: dict[str, Any]) -> None:
         """Assign the values :meth:`read_state` checked."""
+        values = dict(values)
+        self.mixture.apply_state(values.pop("mixture"))
         for attr, value in values.items():
             setattr(self, attr, value)
 

@@ -13,17 +13,22 @@
 - ``dump``: DUMP. A UCB per environment over the mean absolute advantage of its recent groups
   (window ``window``), environments sampled by a softmax of the UCB (temperature ``temperature``),
   tasks uniform within the environment.
+
+Each draws family by family, as many groups of each family as the scheduler's mixture says
+(see :mod:`envsched_gym.curriculum.mixture`), applying its own rule within the family. With one
+family this is exactly the rule above over the whole pool.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from envsched_gym.curriculum.base import BaseScheduler, checked_rewards
+from envsched_gym.curriculum.mixture import MixtureConfig
 from envsched_gym.curriculum.state import StateReader
 from envsched_gym.suite import Suite
 
@@ -34,10 +39,11 @@ class RandomScheduler(BaseScheduler):
     name = "random"
 
     def next_batch(self, batch_size: int) -> list[str]:
-        """``batch_size`` distinct uniformly drawn task ids."""
+        """``batch_size`` distinct task ids, uniform within each family."""
         size = self.check_batch_size(batch_size)
         self.step += 1
-        return [self.task_ids[i] for i in self.rng.choice(len(self.task_ids), size, replace=False)]
+        picks = [self.rng.choice(members, count, replace=False) for members, count in self.mixture.groups(size)]
+        return [self.task_ids[i] for i in np.concatenate(picks)]
 
     def state_dict(self) -> dict[str, Any]:
         """Clock, RNG and totals."""
@@ -54,8 +60,11 @@ class DAPOScheduler(RandomScheduler):
     name = "dapo"
     STATE_KEYS = (*BaseScheduler.STATE_KEYS, "effective", "target", "kept", "dropped")
 
-    def __init__(self, suite: Suite, seed: int = 0, max_oversample: float = 3.0, smoothing: float = 0.05) -> None:
-        super().__init__(suite, seed)
+    def __init__(
+        self, suite: Suite, seed: int = 0, max_oversample: float = 3.0, smoothing: float = 0.05,
+        weights: Mapping[str, float] | None = None, mixture: MixtureConfig | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(suite, seed, weights, mixture)
         self.max_oversample = max_oversample
         self.smoothing = smoothing
         self.effective = 1.0
@@ -99,18 +108,23 @@ class MoPPSScheduler(BaseScheduler):
     name = "mopps"
     STATE_KEYS = (*BaseScheduler.STATE_KEYS, "alpha", "beta")
 
-    def __init__(self, suite: Suite, seed: int = 0, target: float = 0.5, forget: float = 0.95, prior: float = 1.0) -> None:
-        super().__init__(suite, seed)
+    def __init__(
+        self, suite: Suite, seed: int = 0, target: float = 0.5, forget: float = 0.95, prior: float = 1.0,
+        weights: Mapping[str, float] | None = None, mixture: MixtureConfig | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(suite, seed, weights, mixture)
         self.target, self.forget, self.prior = target, forget, prior
         self.alpha = np.full(len(self.task_ids), prior)
         self.beta = np.full(len(self.task_ids), prior)
 
     def next_batch(self, batch_size: int) -> list[str]:
-        """The tasks whose sampled success rates are closest to ``target``."""
+        """The tasks of each family whose sampled success rates are closest to ``target`` (closest first)."""
         size = self.check_batch_size(batch_size)
         draws = self.rng.beta(self.alpha, self.beta)
         gap = np.abs(draws - self.target)
-        picks = np.argpartition(gap, size - 1)[:size] if size < len(gap) else np.arange(len(gap))
+        chosen = [members[np.argpartition(gap[members], count - 1)[:count]] if count < len(members) else members
+                  for members, count in self.mixture.groups(size)]  # fmt: skip
+        picks = np.concatenate(chosen)
         self.step += 1
         for posterior in (self.alpha, self.beta):
             posterior *= self.forget
@@ -149,8 +163,11 @@ class PLRScheduler(BaseScheduler):
     name = "plr"
     STATE_KEYS = (*BaseScheduler.STATE_KEYS, "last_mean", "last_seen")
 
-    def __init__(self, suite: Suite, seed: int = 0, replay_prob: float = 0.5, beta: float = 0.1, staleness_mix: float = 0.3) -> None:
-        super().__init__(suite, seed)
+    def __init__(
+        self, suite: Suite, seed: int = 0, replay_prob: float = 0.5, beta: float = 0.1, staleness_mix: float = 0.3,
+        weights: Mapping[str, float] | None = None, mixture: MixtureConfig | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(suite, seed, weights, mixture)
         self.replay_prob, self.beta, self.staleness_mix = replay_prob, beta, staleness_mix
         self.last_mean = np.full(len(self.task_ids), np.nan)
         self.last_seen = np.full(len(self.task_ids), -1, dtype=np.int64)
@@ -167,18 +184,22 @@ class PLRScheduler(BaseScheduler):
         return (1 - self.staleness_mix) * by_score / by_score.sum() + self.staleness_mix * by_age
 
     def next_batch(self, batch_size: int) -> list[str]:
-        """Replay slots from the prioritised seen set, the rest from unseen tasks."""
+        """Per family: replay slots from its prioritised seen set, the rest from its unseen tasks."""
         size = self.check_batch_size(batch_size)
-        seen = np.flatnonzero(self.last_seen >= 0)
-        n_replay = min(int(self.rng.binomial(size, self.replay_prob)) if seen.size else 0, seen.size)
-        unseen_count = len(self.task_ids) - seen.size
-        n_replay = max(n_replay, size - unseen_count)
+        picks = [self._draw(members, count) for members, count in self.mixture.groups(size)]
+        self.step += 1
+        return [self.task_ids[i] for i in np.concatenate(picks)]
+
+    def _draw(self, members: np.ndarray, count: int) -> np.ndarray:
+        """``count`` distinct nodes of ``members``: each slot a replay with probability ``replay_prob`` (while seen ones last)."""
+        seen = members[self.last_seen[members] >= 0]
+        n_replay = min(int(self.rng.binomial(count, self.replay_prob)) if seen.size else 0, seen.size)
+        n_replay = max(n_replay, count - (members.size - seen.size))
         replay = self.rng.choice(seen, n_replay, replace=False, p=self.replay_distribution(seen)) if n_replay else np.empty(0, np.int64)
         fresh: np.ndarray = np.empty(0, np.int64)
-        if size - n_replay:
-            fresh = self.rng.choice(np.flatnonzero(self.last_seen < 0), size - n_replay, replace=False)
-        self.step += 1
-        return [self.task_ids[i] for i in np.concatenate([replay, fresh])]
+        if count - n_replay:
+            fresh = self.rng.choice(members[self.last_seen[members] < 0], count - n_replay, replace=False)
+        return np.concatenate([replay, fresh])
 
     def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:
         """Remember the group's mean success and when it was seen."""
@@ -224,10 +245,14 @@ class DUMPScheduler(BaseScheduler):
     name = "dump"
     STATE_KEYS = (*BaseScheduler.STATE_KEYS, "recent", "means", "pulls")
 
-    def __init__(self, suite: Suite, seed: int = 0, window: int = 64, exploration: float = 1.0, temperature: float = 0.1) -> None:
-        super().__init__(suite, seed)
+    def __init__(
+        self, suite: Suite, seed: int = 0, window: int = 64, exploration: float = 1.0, temperature: float = 0.1,
+        weights: Mapping[str, float] | None = None, mixture: MixtureConfig | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(suite, seed, weights, mixture)
         self.window, self.exploration, self.temperature = window, exploration, temperature
         self.members = [np.flatnonzero(self.env_of == e) for e in range(len(self.env_ids))]
+        self.env_family = np.array([self.mixture.family_of[m[0]] for m in self.members])
         self.recent: list[list[float]] = [[] for _ in self.env_ids]
         self.means: list[list[float]] = [[] for _ in self.env_ids]
         self.pulls = np.zeros(len(self.env_ids))
@@ -240,12 +265,13 @@ class DUMPScheduler(BaseScheduler):
         return np.where(self.pulls > 0, value + bonus, np.inf)
 
     def next_batch(self, batch_size: int) -> list[str]:
-        """Environments by softmax of UCB, tasks uniformly within each (distinct in the batch)."""
+        """Per family, its environments by softmax of UCB, tasks uniformly within each (distinct in the batch)."""
         size = self.check_batch_size(batch_size)
         counts = np.zeros(len(self.env_ids), dtype=np.int64)
         sizes = np.array([len(m) for m in self.members])
-        for _ in range(size):
-            score = np.where(counts < sizes, self.ucb(), -np.inf)
+        families = self.mixture.counts(size)
+        for family in np.repeat(np.arange(len(families)), families):
+            score = np.where((counts < sizes) & (self.env_family == family), self.ucb(), -np.inf)
             if (score == np.inf).any():
                 probs = (score == np.inf).astype(np.float64)
             else:

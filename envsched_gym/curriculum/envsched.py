@@ -16,6 +16,15 @@ simulated learner's held-out score at T fell below random's, because training co
 environments that hold a tiny share of the held-out tasks). Ties are
 broken by a fixed seeded per-node offset, so equal seeds and equal updates give equal batches on
 every process.
+
+The batch is filled family by family. The scheduler's mixture gives each family its target share
+(the family weights, or the pool share with a floor and a cap; see
+:mod:`envsched_gym.curriculum.mixture`), and EnvSched's scores move a share within the mixture's
+band. Each family's mean score over its best nodes tilts its share, by ``e`` for every
+``mix_temperature`` above the mean (:meth:`EnvSchedScheduler.family_shares`). Environment
+quotas and the environment bonus then work inside each family's count. Before this, 161 of 163
+environments had a quota of 1, so the family mix followed the number of environments per family
+rather than the tasks, and a 10-task family beside ToolWorld was never picked.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import numpy as np
 from envsched_gym.curriculum.base import BaseScheduler
 from envsched_gym.curriculum.features import NodeFeatures, build_features
 from envsched_gym.curriculum.graph import DualGraph
+from envsched_gym.curriculum.mixture import MixtureConfig
 from envsched_gym.curriculum.predictor import PredictorConfig, VariancePredictor
 from envsched_gym.curriculum.state import StateReader
 from envsched_gym.suite import Suite
@@ -53,6 +63,8 @@ class EnvSchedConfig:
         quota_slack: Quotas are this multiple of an environment's share of the predicted
             variance mass (see :meth:`EnvSchedScheduler.quotas`).
         candidates_per_slot: Candidates considered per batch slot before the greedy fill.
+        mix_temperature: How strongly the families' scores move their shares within the
+            mixture's band (smaller: more strongly; see :meth:`EnvSchedScheduler.family_shares`).
         predictor: Evidence weights and decay of the variance predictor.
     """
 
@@ -67,6 +79,7 @@ class EnvSchedConfig:
     max_env_share: float = 0.25
     quota_slack: float = 1.5
     candidates_per_slot: int = 16
+    mix_temperature: float = 0.05
     predictor: PredictorConfig = field(default_factory=PredictorConfig)
 
 
@@ -79,6 +92,8 @@ class EnvSchedScheduler(BaseScheduler):
         config: Knobs; keyword overrides of its fields (and of ``PredictorConfig``'s) also work.
         features: Precomputed node features (the scale benchmark reuses them).
         graph: Precomputed graph.
+        weights: Family weights of the target mix (default: the suite's, else the pool share).
+        mixture: Floor, cap and band of the target mix.
     """
 
     name = "envsched"
@@ -91,9 +106,11 @@ class EnvSchedScheduler(BaseScheduler):
         config: EnvSchedConfig | None = None,
         features: NodeFeatures | None = None,
         graph: DualGraph | None = None,
+        weights: Mapping[str, float] | None = None,
+        mixture: MixtureConfig | None = None,
         **overrides: Any,
     ) -> None:
-        super().__init__(suite, seed)
+        super().__init__(suite, seed, weights, mixture)
         self.config = _with_overrides(config or EnvSchedConfig(), overrides)
         cfg = self.config
         self.features = features or build_features(suite.nodes, text_weight=cfg.text_weight)
@@ -104,14 +121,24 @@ class EnvSchedScheduler(BaseScheduler):
         self._within_in = self.graph.within.T.tocsr()
         self._slot = np.full(len(self.task_ids), -1, dtype=np.int64)
         self._base_score = self._node_score(np.arange(len(self.task_ids)))
-        self.env_share = np.bincount(self.env_of, minlength=len(self.env_ids)) / len(self.task_ids)
+        self.env_share = self._env_targets()
+
+    def _env_targets(self) -> np.ndarray:
+        """Each environment's target share: its family's target times its share of the family's tasks."""
+        mix = self.mixture
+        env_nodes = np.bincount(self.env_of, minlength=len(self.env_ids))
+        env_family = np.zeros(len(self.env_ids), dtype=np.int64)
+        env_family[self.env_of] = mix.family_of
+        return mix.target[env_family] * env_nodes / mix.sizes[env_family]
 
     def next_batch(self, batch_size: int) -> list[str]:
-        """The ``batch_size`` best nodes under score, quotas and similarity penalty."""
+        """Per family, its count's best nodes under score, quotas and similarity penalty."""
         size = self.check_batch_size(batch_size)
         refreshed = self.predictor.refresh()
         self._base_score[refreshed] = self._node_score(refreshed)
-        picks = self._fill(size)
+        picks: list[int] = []
+        for members, count in self.mixture.groups(size, self.family_shares(size)):
+            picks.extend(self._fill(count, members))
         self.step += 1
         self.predictor.advance()
         return [self.task_ids[i] for i in picks]
@@ -120,6 +147,22 @@ class EnvSchedScheduler(BaseScheduler):
         """Coverage bonus of each environment: large while it has had fewer groups than its pool share."""
         expected = self.env_share * self.env_groups.sum()
         return self.config.env_bonus / np.sqrt(1.0 + self.env_groups / np.maximum(expected, 1.0))
+
+    def family_shares(self, batch_size: int) -> np.ndarray:
+        """The families' shares of the next batch: the target, tilted by their scores within the mixture's band.
+
+        A family's evidence is the mean current score of its ``round(B x target)`` best nodes
+        (at least one), i.e. of the nodes it would contribute at its target share.
+        """
+        mix = self.mixture
+        if len(mix.families) == 1:
+            return mix.target
+        score = self.scores()
+        evidence = np.zeros(len(mix.families))
+        for f, members in enumerate(mix.members):
+            top = min(len(members), max(1, round(batch_size * mix.target[f])))
+            evidence[f] = np.partition(score[members], len(members) - top)[len(members) - top :].mean()
+        return mix.shifted(evidence, self.config.mix_temperature)
 
     def scores(self) -> np.ndarray:
         """Current score of every node (cached per-node part plus the environment bonus)."""
@@ -142,45 +185,55 @@ class EnvSchedScheduler(BaseScheduler):
         variance, mean, uncertainty = self.predictor.compute(nodes)
         return {"variance": variance, "mean": mean, "uncertainty": uncertainty}
 
-    def quotas(self, batch_size: int) -> np.ndarray:
-        """Most picks each environment may take in a batch of ``batch_size``.
+    def quotas(self, batch_size: int, members: np.ndarray | None = None) -> np.ndarray:
+        """Most picks each environment may take of ``batch_size`` picks among ``members`` (default: the pool).
 
-        An environment's quota follows its share of the pool's predicted variance mass (the sum
-        of its nodes' predicted variance) times ``quota_slack``, at least one pick, at most
-        ``max_env_share`` of the batch (raised when too few environments could fill it).
+        An environment's quota follows its share of the predicted variance mass (the sum of its
+        nodes' predicted variance) of the environments of ``members``, times ``quota_slack``:
+        at least one pick, at most ``max_env_share`` of the picks (raised when too few
+        environments could fill them). Environments outside ``members`` get 0.
         """
         cfg = self.config
-        mass = np.maximum(self.predictor.env_mass, 0.0)
-        share = mass / mass.sum() if mass.sum() > 0 else np.full(len(mass), 1.0 / len(mass))
-        cap = max(math.ceil(cfg.max_env_share * batch_size), math.ceil(batch_size / len(self.env_ids)))
-        return np.clip(np.ceil(cfg.quota_slack * batch_size * share), 1, cap).astype(np.int64)
+        inside = np.zeros(len(self.env_ids), dtype=bool)
+        inside[self.env_of if members is None else self.env_of[members]] = True
+        mass = np.where(inside, np.maximum(self.predictor.env_mass, 0.0), 0.0)
+        share = mass / mass.sum() if mass.sum() > 0 else inside / inside.sum()
+        cap = max(math.ceil(cfg.max_env_share * batch_size), math.ceil(batch_size / inside.sum()))
+        return np.where(inside, np.clip(np.ceil(cfg.quota_slack * batch_size * share), 1, cap), 0).astype(np.int64)
 
-    def _fill(self, size: int) -> list[int]:
-        """Greedy fill under quotas and the similarity penalty.
+    def _fill(self, size: int, members: np.ndarray) -> list[int]:
+        """Greedy fill of ``size`` picks among ``members`` (one family's nodes) under quotas and the similarity penalty.
 
         Candidates are the best nodes by cached score; their predictions are recomputed (and
         cached) before the greedy pass, so a stale cache can delay a node but never gets it
         picked on an outdated score. If quotas leave slots open, the next candidates come
-        from the environments that still have quota.
+        from the environments that still have quota; once none has (small environments), the
+        quotas are lifted for the rest of the family's picks.
         """
-        score = self.scores()
-        left = self.quotas(size)
+        score = self.scores()[members]
+        envs = self.env_of[members]
+        left = self.quotas(size, members)
         picks: list[int] = []
-        n_cand = min(len(score), self.config.candidates_per_slot * size)
+        taken = np.zeros(len(members), dtype=bool)
+        n_cand = min(len(members), self.config.candidates_per_slot * size)
         while len(picks) < size:
-            open_score = score if not picks else np.where(left[self.env_of] > 0, score, -np.inf)
-            open_score[picks] = -np.inf
-            available = int(np.isfinite(open_score).sum()) if picks else len(score)
+            open_score = np.where(taken | (left[envs] <= 0), -np.inf, score)
+            available = int(np.isfinite(open_score).sum())
             if available == 0:
-                break
+                left[:] = size
+                continue
             n_cand = min(n_cand, available)
-            top = len(score) - n_cand
-            cand = np.argpartition(open_score, top)[top:] if n_cand < len(score) else np.flatnonzero(np.isfinite(open_score))
+            top = len(members) - n_cand
+            local = np.argpartition(open_score, top)[top:] if n_cand < len(members) else np.arange(len(members))
+            local = local[np.isfinite(open_score[local])]
+            cand = members[local]
             self.predictor.store(cand, *self.predictor.compute(cand))
             self._base_score[cand] = self._node_score(cand)
             fresh = self._base_score[cand] + self.env_term()[self.env_of[cand]]
             order = np.argsort(-fresh, kind="stable")
+            before = len(picks)
             self._greedy(cand[order], fresh[order], size, picks, left)
+            taken[np.searchsorted(members, picks[before:])] = True
             n_cand *= 4
         return picks
 
