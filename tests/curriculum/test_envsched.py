@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import envsched_gym
 from envsched_gym import EnvSpec, TaskSpec
 from envsched_gym.curriculum import EnvSchedScheduler, make_scheduler
+from envsched_gym.curriculum.mixture import MixtureConfig
 from envsched_gym.suite import Suite, TaskNode
 from tests.curriculum.driving import drive
 
@@ -88,3 +93,21 @@ def test_make_scheduler_errors(small_suite: Suite) -> None:
         make_scheduler("envsched", small_suite, halflife=3)
     with pytest.raises(KeyError, match="not in this scheduler's suite"):
         make_scheduler("envsched", small_suite).update("nope", [1.0])
+
+
+@pytest.fixture(scope="module")
+def toolworld_and_lamps() -> Suite:
+    """ToolWorld's train split next to LampWorld (tests/fixtures/lampworld), a 9-task user family: 0.2 % of the pool."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "fixtures" / "lampworld"))
+    try:
+        importlib.import_module("lampworld")  # registers the family, once
+    finally:
+        sys.path.pop(0)
+    return envsched_gym.suite(["ToolWorld", "LampWorld"], split="train")
+
+
+def test_a_small_user_family_beside_toolworld_gets_its_floor_share(toolworld_and_lamps: Suite) -> None:
+    """Issue 13: EnvSched picked LampWorld-sized families 0 times in 30 x 16 picks; the floor guarantees them a share."""
+    s = EnvSchedScheduler(toolworld_and_lamps, seed=0)
+    picks = [toolworld_and_lamps.node(t).family for batch in drive(s, 30, seed=0, batch=16, group=8, per_task_p=True) for t in batch]
+    assert picks.count("LampWorld") / len(picks) >= MixtureConfig().floor
