@@ -1,8 +1,9 @@
 """Per-round bookkeeping: feed gathered rewards to the curriculum and log what happened.
 
 One JSONL record per generation round: the outcome reward, the effective ratio (fraction of
-GRPO groups whose rewards are not all equal), each environment's share of the batch, and the
-scheduler's predictions next to the realised group statistics.
+GRPO groups whose rewards are not all equal), each environment's and each family's share of the
+batch next to the family's target share for the round, and the scheduler's predictions next to
+the realised group statistics.
 """
 
 from __future__ import annotations
@@ -44,10 +45,14 @@ class RoundRecord:
     predicted_variance: list[float] = field(default_factory=list)
     predicted_mean: list[float] = field(default_factory=list)
     spearman_variance: float | None = None
+    family_share: dict[str, float] = field(default_factory=dict)
+    family_target: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
 
 
-def group_rollouts(task_ids: list[str], env_ids: list[str], rewards: list[float], successes: list[bool], num_generations: int) -> list[GroupResult]:
+def group_rollouts(
+    task_ids: list[str], env_ids: list[str], rewards: list[float], successes: list[bool], num_generations: int
+) -> list[GroupResult]:
     """Consecutive runs of ``num_generations`` rollouts (the sampler's layout) as groups."""
     if len(task_ids) % num_generations:
         raise ValueError(f"{len(task_ids)} rollouts do not split into groups of {num_generations}")
@@ -60,8 +65,11 @@ def group_rollouts(task_ids: list[str], env_ids: list[str], rewards: list[float]
     return groups
 
 
-def round_record(r: int, groups: list[GroupResult], predictions: dict[str, list[float]] | None, seconds: float = 0.0) -> RoundRecord:
-    """Summarise one round; ``predictions`` are the sampler's, made when it chose the round's tasks."""
+def round_record(
+    r: int, groups: list[GroupResult], predictions: dict[str, list[float]] | None, seconds: float = 0.0,
+    mix: dict[str, dict[str, float]] | None = None,
+) -> RoundRecord:  # fmt: skip
+    """Summarise one round; ``predictions`` and ``mix`` (the family shares bound and aimed for) are the sampler's, made when it chose the round's tasks."""
     rewards = np.array([g.rewards for g in groups], dtype=float)
     variance = rewards.var(axis=1)
     envs = Counter(g.env_id for g in groups)
@@ -69,6 +77,7 @@ def round_record(r: int, groups: list[GroupResult], predictions: dict[str, list[
         round=r, reward=float(rewards.mean()), success=float(np.mean([g.successes for g in groups])),
         effective_ratio=float((variance > 1e-12).mean()), env_share={e: n / len(groups) for e, n in sorted(envs.items())},
         tasks=[g.task_id for g in groups], group_rewards=rewards.tolist(), group_variance=variance.tolist(), group_mean=rewards.mean(axis=1).tolist(), seconds=seconds,
+        family_share=dict((mix or {}).get("share", {})), family_target=dict((mix or {}).get("target", {})),
     )  # fmt: skip
     if predictions and len(predictions.get("variance", [])) == len(groups):
         record.predicted_variance = predictions["variance"]
@@ -91,7 +100,8 @@ class RoundLogger:
         """Record round ``r`` and buffer its rewards for the curriculum."""
         self.sampler.feedback(r, [(g.task_id, g.rewards) for g in groups])
         predictions = self.sampler.predictions[r] if r < len(self.sampler.predictions) else None
-        record = round_record(r, groups, predictions, seconds)
+        mix = self.sampler.mixes[r] if r < len(self.sampler.mixes) else None
+        record = round_record(r, groups, predictions, seconds, mix)
         self.records.append(record)
         if self.write and self.path is not None:
             with self.path.open("a") as f:

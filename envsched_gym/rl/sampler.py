@@ -10,7 +10,8 @@ would miss the rewards of the round being trained. The sampler therefore yields 
 round's generation starts (:meth:`CurriculumSampler.bind`, called by the rollout function): by
 then every earlier round's gathered rewards have been fed back, and every process binds the
 same tasks because every process holds the same scheduler state and calls ``bind`` at the same
-point. Bindings are logged, so a resumed run replays them.
+point. Bindings are logged, so a resumed run replays them, together with each round's family
+mix (the share of every family the scheduler aimed for and the share it bound).
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ class Scheduler(Protocol):
         """Restore :meth:`state_dict`."""
         ...
 
+    def family_mix(self, task_ids: Sequence[str]) -> dict[str, dict[str, float]]:
+        """Per family: the share the last batch aimed for (``target``) and the share of ``task_ids`` (``share``)."""
+        ...
+
 
 class CurriculumSampler(Sampler[int]):
     """``RepeatSampler``-shaped stream of group slots whose tasks a scheduler binds round by round.
@@ -67,6 +72,7 @@ class CurriculumSampler(Sampler[int]):
         self.num_rounds = num_rounds
         self.decisions: list[list[str]] = []
         self.predictions: list[dict[str, list[float]]] = []
+        self.mixes: list[dict[str, dict[str, float]]] = []
         self.pending: dict[int, list[tuple[str, list[float]]]] = {}
         self.applied = 0
 
@@ -90,6 +96,7 @@ class CurriculumSampler(Sampler[int]):
             raise ValueError(f"the scheduler returned {len(tasks)} tasks for {self.tasks_per_round} group slots")
         pred = self.scheduler.predict(tasks)
         self.predictions.append({k: [float(v) for v in np.asarray(pred[k])] for k in ("variance", "mean", "uncertainty") if k in pred})
+        self.mixes.append(self.scheduler.family_mix(tasks))
         self.decisions.append(tasks)
         return tasks
 
@@ -114,9 +121,9 @@ class CurriculumSampler(Sampler[int]):
             self.applied += 1
 
     def state_dict(self) -> dict[str, Any]:
-        """Decisions, predictions, buffered feedback and the scheduler's own state."""
+        """Decisions, predictions, family mixes, buffered feedback and the scheduler's own state."""
         return {
-            "decisions": self.decisions, "predictions": self.predictions, "pending": self.pending,
+            "decisions": self.decisions, "predictions": self.predictions, "mixes": self.mixes, "pending": self.pending,
             "applied": self.applied, "scheduler": self.scheduler.state_dict(),
         }  # fmt: skip
 
@@ -124,6 +131,7 @@ class CurriculumSampler(Sampler[int]):
         """Restore :meth:`state_dict` (the scheduler included)."""
         self.decisions = [list(d) for d in state["decisions"]]
         self.predictions = list(state["predictions"])
+        self.mixes = list(state["mixes"])
         self.pending = {int(k): v for k, v in state["pending"].items()}
         self.applied = int(state["applied"])
         self.scheduler.load_state_dict(state["scheduler"])

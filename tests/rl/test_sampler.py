@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import zlib
+from collections import Counter
 
 import pytest
 from accelerate.data_loader import BatchSamplerShard
 from torch.utils.data import BatchSampler
 from trl.trainer.utils import RepeatSampler
 
+import envsched_gym
 from envsched_gym.curriculum import make_scheduler
+from envsched_gym.rl.feedback import GroupResult, RoundLogger
 from envsched_gym.rl.sampler import CurriculumSampler
+from envsched_gym.suite import Suite
 
 B, G = 3, 4
 
@@ -107,3 +112,21 @@ def test_a_round_with_one_non_finite_reward_is_refused_whole(toy_suite):
     assert str(sampler.scheduler.state_dict()) == str(before)  # no earlier group of the round got in
     sampler.feedback(0, [(t, [1.0, 0.0, 0.0, 1.0]) for t in first])  # the corrected round is accepted
     sampler.bind(1)
+
+
+def test_every_round_logs_each_familys_share_next_to_its_target(toy_suite, notes_adapter, tmp_path):
+    mixed = Suite([*toy_suite, *envsched_gym.suite("Notes", split="train")], weights={"Toy": 1.0, "Notes": 1.0})
+    sampler = CurriculumSampler(make_scheduler("envsched", mixed, seed=0), B, G, repeat_count=1, num_rounds=4)
+    logger = RoundLogger(sampler, tmp_path / "metrics.jsonl")
+    for r in range(4):
+        tasks = sampler.bind(r)
+        logger.observe(r, [GroupResult(t, mixed.node(t).env.env_id, [1.0, 0.0, 1.0, 0.0], [True, False, True, False]) for t in tasks])
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    for record, tasks in zip(records, sampler.decisions, strict=True):
+        drawn = Counter(mixed.node(t).family for t in tasks)
+        assert record["family_share"] == {f: pytest.approx(drawn[f] / B) for f in ("Toy", "Notes")}
+        assert record["family_target"].keys() == {"Toy", "Notes"} and sum(record["family_target"].values()) == pytest.approx(1.0)
+    assert sum(r["family_share"]["Notes"] for r in records) / 4 == pytest.approx(0.5, abs=0.05 + 1 / (4 * B))
+    restored = CurriculumSampler(make_scheduler("envsched", mixed, seed=0), B, G, repeat_count=1, num_rounds=4)
+    restored.load_state_dict(sampler.state_dict())
+    assert restored.mixes == sampler.mixes
