@@ -81,6 +81,7 @@ class TrainConfig:
     max_difficulty: int = field(default=1, metadata={"help": "Keep tasks whose metadata difficulty is at most this (0: all)."})
     max_tasks: int = field(default=0, metadata={"help": "Seeded sample of at most this many training tasks (0: all)."})
     scheduler: str = field(default="envsched", metadata={"help": "Curriculum: envsched, random, dapo, mopps, plr or dump."})
+    family_weights: str = field(default="", metadata={"help": "Target mix of the families, e.g. ToolWorld=0.7,BugTracker=0.3, one weight per family (empty: pool share with a 5% floor; docs/curriculum.md)."})
     steps: int = field(default=6, metadata={"help": "Optimizer steps (one generation round each)."})
     tasks_per_step: int = field(default=4, metadata={"help": "GRPO groups (tasks) per step, over all processes."})
     num_generations: int = field(default=4, metadata={"help": "Rollouts per task (G)."})
@@ -218,7 +219,7 @@ def main(config: TrainConfig) -> Path:
     (run / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2))
     import_modules([m for m in config.imports.split(",") if m])
     torch.manual_seed(config.seed)
-    train = select_tasks(config.families, config.train_split, config.max_difficulty, config.max_tasks, config.seed)
+    train = select_tasks(config.families, config.train_split, config.max_difficulty, config.max_tasks, config.seed, config.family_weights)
     base = resolve_base(config, train, run)
     heldout = select_tasks(config.families, config.eval_split, config.max_difficulty, config.eval_tasks, config.seed) if config.eval_every else None
     checkpoint = str(resume_checkpoint(run)) if config.resume else None

@@ -7,10 +7,10 @@ import numpy as np
 import envsched_gym
 from envsched_gym.plugins import resolve
 from envsched_gym.registry import family_of
-from envsched_gym.suite import Suite
+from envsched_gym.suite import Suite, parse_weights
 
 
-def select_tasks(benchmarks: str, split: str, max_difficulty: int = 0, limit: int = 0, seed: int = 0) -> Suite:
+def select_tasks(benchmarks: str, split: str, max_difficulty: int = 0, limit: int = 0, seed: int = 0, family_weights: str = "") -> Suite:
     """Nodes of ``benchmarks`` in ``split``, optionally filtered by difficulty, then a seeded sample.
 
     Args:
@@ -21,6 +21,13 @@ def select_tasks(benchmarks: str, split: str, max_difficulty: int = 0, limit: in
             tasks without a difficulty count as 1).
         limit: Keep a seeded sample of at most this many tasks per benchmark (0: all).
         seed: Seed of the sample.
+        family_weights: The curriculum's target mix as ``"ToolWorld=0.7,BugTracker=0.3"``, one
+            weight for every family of ``benchmarks`` (``""``: each family's share of the tasks,
+            with the curriculum's floor and cap; see ``envsched_gym.curriculum.mixture``).
+
+    Raises:
+        SystemExit: No task matches, or ``family_weights`` is malformed or does not name
+            exactly the families of ``benchmarks`` (the message says which and how to fix it).
     """
     nodes = []
     for name in [resolve(b.strip()) for b in benchmarks.split(",") if b.strip()]:
@@ -33,4 +40,7 @@ def select_tasks(benchmarks: str, split: str, max_difficulty: int = 0, limit: in
         if not found:
             raise SystemExit(f"no '{split}' tasks in {name}" + (f" with difficulty <= {max_difficulty}" if max_difficulty else ""))
         nodes.extend(found)
-    return Suite(nodes)
+    try:
+        return Suite(nodes, weights=parse_weights(family_weights))
+    except ValueError as exc:
+        raise SystemExit(f"--family-weights {family_weights!r}: {exc}") from None
