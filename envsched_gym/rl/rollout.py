@@ -216,7 +216,8 @@ class _Driver:
         if reply.done:
             r.reward, r.success, r.termination, r.error = reply.reward, reply.success, reply.termination, reply.error
             return
-        glue = ([] if s.last_ids and s.last_ids[-1] == stop else [stop]) + continuation_ids(self.tokenizer, reply.messages[1:], **self.kwargs)
+        closing = [] if s.last_ids and s.last_ids[-1] == stop else [stop]
+        glue = closing + continuation_ids(self.tokenizer, reply.messages[1:], **self.kwargs)
         if len(r.completion_ids) + len(glue) >= self.budget:
             r.termination = "length"
             return

@@ -1,0 +1,154 @@
+"""Ray env workers: the same rollouts as in-process, failures retried and counted, never scored.
+
+One local Ray with 2 CPUs serves the module (each actor reserves half a CPU, so two worker sets fit);
+its workers find the Toy family through PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import ray
+import torch
+from toy import Store, register_toy
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from envsched_gym import render_turn
+from envsched_gym.rl.env_workers import RayEnvWorkers, import_ray
+from envsched_gym.rl.generation import Generated, HFGenerator, SamplingConfig
+from envsched_gym.rl.rollout import WORKER_ERROR, EnvPool, EpisodeFailed, run_rollouts
+
+HERE = Path(__file__).parent
+
+
+def slow_toy() -> None:
+    """Actor setup: the Toy family with a ``put`` tool that takes 3 s (a hung backend)."""
+    register_toy()
+    slow = Store.put
+
+    def put(self, key: str, value: int) -> str:
+        time.sleep(3.0)
+        return slow(self, key, value)
+
+    Store.put = put
+
+
+class Oracle:
+    """Plays each context's task gold turns; a context's output depends on it alone (batch-invariant)."""
+
+    def __init__(self, tokenizer, suite, on_call=None):
+        self.tokenizer, self.nodes, self.on_call, self.calls = tokenizer, list(suite), on_call, 0
+        self.marker = tokenizer("<|im_start|>assistant", add_special_tokens=False)["input_ids"]
+
+    def generate(self, contexts):
+        if self.on_call:
+            self.on_call(self.calls)
+        self.calls += 1
+        out = []
+        for ctx in contexts:
+            text = self.tokenizer.decode(ctx)
+            node = next(n for n in self.nodes if n.task.instruction in text)
+            turn = sum(ctx[i : i + len(self.marker)] == self.marker for i in range(len(ctx))) - 1
+            ids = self.tokenizer(render_turn(node.task.solution[turn]), add_special_tokens=False)["input_ids"]
+            out.append(Generated([*ids, self.tokenizer.eos_token_id]))
+        return out
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": str(HERE)}})  # fmt: skip
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def workers(local_ray, toy_suite):
+    w = RayEnvWorkers(toy_suite, 2, max_concurrency=4, setup=register_toy, cpus_per_worker=0.5)
+    yield w
+    w.shutdown()
+
+
+@pytest.fixture(scope="module")
+def tokenizer(micro_dir):
+    return AutoTokenizer.from_pretrained(micro_dir, padding_side="left")
+
+
+def _tasks(toy_suite, group=2):
+    return [n.task_id for n in toy_suite for _ in range(group)]
+
+
+def _same(a, b):
+    assert [r.task_id for r in a] == [r.task_id for r in b]
+    for x, y in zip(a, b, strict=True):
+        assert (x.reward, x.success, x.termination, x.error) == (y.reward, y.success, y.termination, y.error)
+        assert (x.prompt_ids, x.completion_ids, x.env_mask, x.logprobs) == (y.prompt_ids, y.completion_ids, y.env_mask, y.logprobs)
+        assert x.messages == y.messages
+
+
+def test_async_ray_rollouts_equal_in_process(workers, toy_suite, tokenizer):
+    ids = _tasks(toy_suite)
+    local = run_rollouts(ids, EnvPool(toy_suite), tokenizer, Oracle(tokenizer, toy_suite), 1000, seed=3)
+    remote = run_rollouts(ids, workers, tokenizer, Oracle(tokenizer, toy_suite), 1000, seed=3)
+    _same(local, remote)
+    assert all(r.reward == 1.0 for r in remote) and all(r.retries == 0 for r in remote)
+    assert workers.stats.resets >= len(ids) and workers.stats.timeouts == workers.stats.worker_deaths == 0
+
+
+def test_lockstep_ray_rollouts_equal_in_process_when_sampling(workers, toy_suite, tokenizer, micro_dir):
+    model = AutoModelForCausalLM.from_pretrained(micro_dir)
+    ids, results = _tasks(toy_suite)[:12], []
+    workers.lockstep = True
+    try:
+        for pool in (EnvPool(toy_suite), workers):
+            torch.manual_seed(7)
+            generator = HFGenerator(model, tokenizer, SamplingConfig(max_new_tokens=24, temperature=1.0), batch_size=8)
+            results.append(run_rollouts(ids, pool, tokenizer, generator, 160, seed=1))
+    finally:
+        workers.lockstep = False
+    _same(*results)
+    assert len({tuple(r.completion_ids) for r in results[0]}) > 1  # sampled, not a constant policy
+
+
+def test_an_episode_on_a_dead_worker_is_restarted_and_counted(workers, toy_suite, tokenizer):
+    ids = _tasks(toy_suite, group=1)
+    deaths = workers.stats.worker_deaths
+
+    def kill_first_worker(call: int) -> None:
+        if call == 1:
+            ray.kill(workers.actors[0], no_restart=True)
+
+    remote = run_rollouts(ids, workers, tokenizer, Oracle(tokenizer, toy_suite, kill_first_worker), 1000)
+    local = run_rollouts(ids, EnvPool(toy_suite), tokenizer, Oracle(tokenizer, toy_suite), 1000)
+    assert [r.reward for r in remote] == [r.reward for r in local] == [1.0] * len(ids)
+    assert [r.completion_ids for r in remote] == [r.completion_ids for r in local]
+    assert workers.stats.worker_deaths > deaths and sum(r.retries for r in remote) > 0
+    assert ray.get([a.ping.remote() for a in workers.actors])  # the dead actor was replaced
+
+
+def test_timed_out_episodes_are_retried_then_reported_never_scored(local_ray, toy_suite, tokenizer):
+    nodes = [n for n in toy_suite if n.env.env_id == "Toy-put"][:2] + [n for n in toy_suite if n.env.env_id == "Toy-ask"][:2]
+    ids = [n.task_id for n in nodes]
+    options = {"max_concurrency": 16, "timeout_s": 1.0, "retries": 1, "on_failure": "mark", "cpus_per_worker": 0.5}
+    slow = RayEnvWorkers(toy_suite, 2, setup=slow_toy, **options)
+    try:
+        rollouts = run_rollouts(ids, slow, tokenizer, Oracle(tokenizer, toy_suite), 1000)
+        assert [r.termination for r in rollouts[:2]] == [WORKER_ERROR] * 2
+        assert all("timeout_s=1" in r.error and r.retries == 1 for r in rollouts[:2])
+        assert [(r.reward, r.success) for r in rollouts[2:]] == [(1.0, True)] * 2
+        assert slow.stats.timeouts == 4 and slow.stats.restarts == 2
+        slow.on_failure = "raise"
+        with pytest.raises(EpisodeFailed, match=r"2 of 4 episodes failed on every attempt \(2\)"):
+            run_rollouts(ids, slow, tokenizer, Oracle(tokenizer, toy_suite), 1000)
+    finally:
+        slow.shutdown()
+
+
+def test_missing_ray_names_the_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ImportError, match=r"pip install 'envsched-gym\[ray\]'"):
+        import_ray()
