@@ -33,13 +33,18 @@ of a predictor that knows every latent skill but not the hidden per-task difficu
 declaration-based prediction can do here). The ``oracle`` row is a reference, not a
 scheduler: it picks the tasks of highest true ``p (1 - p)``.
 
-Run: ``python benchmarks/scheduler_sim.py [--seeds 5 --steps 40 --png curves.png]``.
+A second table gives each family's share of the groups against the curriculum's target mix
+(``envsched_gym.curriculum.mixture``: the pool share with a 5 % floor and an 80 % cap, or
+``--family-weights``), over all steps and seeds; the oracle follows no mix.
+
+Run: ``python benchmarks/scheduler_sim.py [--seeds 5 --steps 40 --png curves.png --family-weights BFCL=1,...]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 import matplotlib
@@ -53,7 +58,8 @@ from scipy.stats import spearmanr
 import envsched_gym
 from envsched_gym.curriculum import execution_signature, make_scheduler
 from envsched_gym.curriculum.features import task_tools
-from envsched_gym.suite import Suite, TaskNode
+from envsched_gym.curriculum.mixture import Mixture
+from envsched_gym.suite import Suite, TaskNode, parse_weights
 
 FAMILIES = ("ToolWorld", "BFCL", "Tau", "ACE")
 ORDER = ("envsched", "random", "dapo", "mopps", "plr", "dump", "oracle")
@@ -70,6 +76,7 @@ class SimConfig:
         group: Rollouts per group (G).
         png: Learning-curve figure path.
         families: Families to pool (those whose data is missing are skipped with a note).
+        family_weights: Target mix, ``"BFCL=2,ACE=1,..."`` (``""``: the pool share with floor and cap).
     """
 
     seeds: int = 5
@@ -78,6 +85,7 @@ class SimConfig:
     group: int = 8
     png: str = "scheduler_sim.png"
     families: tuple[str, ...] = FAMILIES
+    family_weights: str = ""
 
 
 class Learner:
@@ -151,6 +159,7 @@ class Run:
     realised: list[float] = field(default_factory=list)
     fresh: list[bool] = field(default_factory=list)
     ceiling: list[float] = field(default_factory=list)
+    family_groups: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
 
 
@@ -212,6 +221,7 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
                 kept_var.append(var)
         learner.learn(np.asarray(kept_nodes, dtype=np.int64), np.asarray(kept_var))
         run.groups += len(batch)
+        run.family_groups.update(train.node(t).family for t in batch)
         run.varied += int((rewards.var(axis=1) > 0).sum())
         before, spent = spent, spent + len(batch) * cfg.group
         score = float(learner.success(held).mean())
@@ -283,6 +293,24 @@ def summarise(runs: dict[str, list[Run]], cfg: SimConfig) -> list[str]:
     return lines
 
 
+def family_table(runs: dict[str, list[Run]], train: Suite) -> list[str]:
+    """Each family's share of the groups (all steps and seeds) per scheduler, next to the target mix."""
+    mix = Mixture(train)
+    names = [n for n in ORDER if n in runs]
+    header = f"{'family':<10} {'pool':>6} {'target':>7} " + " ".join(f"{n:>8}" for n in names)
+    lines = [header, "-" * len(header)]
+    worst = dict.fromkeys(names, 0.0)
+    for f, family in enumerate(mix.families):
+        cells = []
+        for name in names:
+            share = sum(r.family_groups[family] for r in runs[name]) / sum(r.groups for r in runs[name])
+            worst[name] = max(worst[name], abs(share - mix.target[f]))
+            cells.append(f"{share:8.3f}")
+        lines.append(f"{family:<10} {mix.sizes[f] / mix.sizes.sum():6.3f} {mix.target[f]:7.3f} " + " ".join(cells))
+    lines.append(f"{'max |share - target|':<25} " + " ".join(f"{worst[n]:8.3f}" for n in names))
+    return lines
+
+
 def _nanmean(values: list[float]) -> float:
     return float("nan") if np.isnan(values).all() else float(np.nanmean(values))
 
@@ -311,12 +339,16 @@ def plot(runs: dict[str, list[Run]], cfg: SimConfig) -> None:
 def main(cfg: SimConfig) -> dict[str, list[Run]]:
     """Run every scheduler over every seed, print the table, write the figure."""
     train, held, notes = load_pool(cfg.families)
+    train = train.with_weights(parse_weights(cfg.family_weights))
     families = sorted({n.family for n in train.nodes} | {n.family for n in held})
     print(f"pool: {len(train)} train nodes, {len(held)} held-out nodes, {len(train.envs)} environments, families {families}")
     for note in notes:
         print(note)
     runs: dict[str, list[Run]] = {name: [simulate(name, train, held, seed, cfg) for seed in range(cfg.seeds)] for name in ORDER}
     for line in summarise(runs, cfg):
+        print(line)
+    print()
+    for line in family_table(runs, train):
         print(line)
     env_T = np.mean([r.curve[cfg.steps] for r in runs["envsched"]])
     rnd_3T = np.mean([r.curve[3 * cfg.steps] for r in runs["random"]])
@@ -336,8 +368,9 @@ def parse_args() -> SimConfig:
     parser.add_argument("--group", type=int, default=defaults.group)
     parser.add_argument("--png", default=defaults.png)
     parser.add_argument("--families", nargs="+", default=list(defaults.families))
+    parser.add_argument("--family-weights", default=defaults.family_weights, help="target mix, e.g. BFCL=2,ACE=1,Tau=1,ToolWorld=1")
     args = parser.parse_args()
-    return SimConfig(args.seeds, args.steps, args.batch, args.group, args.png, tuple(args.families))
+    return SimConfig(args.seeds, args.steps, args.batch, args.group, args.png, tuple(args.families), args.family_weights)
 
 
 if __name__ == "__main__":
