@@ -31,13 +31,14 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser
 from envsched_gym.llm_user import EndpointConfig
 from envsched_gym.plugins import import_modules, split_imports
 from envsched_gym.rl.endpoint import endpoint_episode
+from envsched_gym.rl.env_backend import EnvBackend
 from envsched_gym.rl.generation import HFGenerator, SamplingConfig
-from envsched_gym.rl.rollout import EnvPool, Rollout, run_rollouts
+from envsched_gym.rl.rollout import WORKER_ERROR, EnvPool, Rollout, run_rollouts
 from envsched_gym.rl.tasks import select_tasks
 from envsched_gym.suite import Suite
 
-INFRA = frozenset({"endpoint_error", "user_error"})
-"""Terminations that say nothing about the model: its endpoint, or the user simulator, failed."""
+INFRA = frozenset({"endpoint_error", "user_error", WORKER_ERROR})
+"""Terminations that say nothing about the model: its endpoint, the user simulator or an env worker failed."""
 
 STANDALONE = {"benchmarks": "ToolWorld", "split": "heldout", "max_difficulty": 1}
 """What the run-defaulted settings are when ``output_dir`` holds no training run."""
@@ -66,6 +67,14 @@ class EvalConfig:
     temperature: float = field(default=0.0, metadata={"help": "Sampling temperature (0: greedy)."})
     batch_size: int = field(default=32, metadata={"help": "Episodes generated together (local models)."})
     workers: int = field(default=8, metadata={"help": "Parallel episodes (endpoints)."})
+    env_workers: int = field(default=0, metadata={"help": "Ray actors running the environments (local models; 0: in this process). "
+                                                          "A local Ray, or the cluster at $RAY_ADDRESS."})  # fmt: skip
+    env_concurrency: int = field(default=16, metadata={"help": "Environment steps one env worker runs at once."})
+    env_timeout_s: float = field(default=300.0, metadata={"help": "Longest environment reset or step (user simulator included) "
+                                                                  "on an env worker."})  # fmt: skip
+    env_retries: int = field(default=2, metadata={"help": "Restarts of an episode whose env worker died or timed out."})
+    env_worker_cpus: float = field(default=1.0, metadata={"help": "Ray CPUs each env worker reserves (below 1 for I/O-bound user "
+                                                                  "simulators)."})  # fmt: skip
     max_infra_failures: float = field(default=0.0, metadata={"help": "Largest fraction (0 to 1) of episodes that may fail outside the model "
                                                                      "(endpoint or user-simulator errors); above it the exit status is 1."})  # fmt: skip
     seed: int = field(default=0, metadata={"help": "Seed of the task sample and of sampling."})
@@ -126,12 +135,27 @@ def load_local(path: str) -> tuple[Any, Any]:
     return model.eval(), AutoTokenizer.from_pretrained(path, padding_side="left")
 
 
-def run_local(config: EvalConfig, tasks: Suite, path: str) -> list[Rollout]:
-    """Batched greedy (or sampled) episodes with a local model."""
+def env_backend(config: EvalConfig, tasks: Suite) -> EnvBackend:
+    """Where the episodes' environments run: this process, or ``env_workers`` Ray actors.
+
+    On the workers, an episode that fails on every attempt is marked ``worker_error`` and counted
+    as an infrastructure failure (never scored).
+    """
+    if config.env_workers <= 0:
+        return EnvPool(tasks)
+    from envsched_gym.rl.env_workers import RayEnvWorkers
+
+    return RayEnvWorkers(tasks, config.env_workers, max_concurrency=config.env_concurrency, timeout_s=config.env_timeout_s,
+                         retries=config.env_retries, on_failure="mark", imports=[m for m in config.imports.split(",") if m],
+                         cpus_per_worker=config.env_worker_cpus)  # fmt: skip
+
+
+def run_local(config: EvalConfig, tasks: Suite, path: str, pool: EnvBackend) -> list[Rollout]:
+    """Batched greedy (or sampled) episodes with a local model, the environments in ``pool``."""
     model, tokenizer = load_local(path)
     torch.manual_seed(config.seed)
     generator = HFGenerator(model, tokenizer, SamplingConfig(config.max_new_tokens, config.temperature), config.batch_size)
-    pool, ids = EnvPool(tasks), [n.task_id for n in tasks]
+    ids = [n.task_id for n in tasks]
     out: list[Rollout] = []
     for start in range(0, len(ids), config.batch_size):
         out += run_rollouts(ids[start : start + config.batch_size], pool, tokenizer, generator, config.max_completion_length, config.seed)
@@ -180,6 +204,9 @@ def infra_report(config: EvalConfig, rollouts: list[Rollout]) -> str | None:
     if any(r.termination == "endpoint_error" for r in broken):
         lines.append(f"Fix: check that --base-url {config.base_url} is up and serves --model '{config.model}' (curl {config.base_url.rstrip('/')}/models); "
                      f"for a slow server raise --timeout-s ({config.timeout_s:g}) or --retries ({config.retries}).")  # fmt: skip
+    if any(r.termination == WORKER_ERROR for r in broken):
+        lines.append(f"Fix: env workers died or ran past --env-timeout-s ({config.env_timeout_s:g}) on every attempt (--env-retries "
+                     f"{config.env_retries}): raise them, or check the Ray cluster (ray status).")  # fmt: skip
     if any(r.termination == "user_error" for r in broken):
         lines.append("Fix: the user simulator failed: check the endpoint or local model in the family's user options "
                      "(adapter_options user_options, e.g. docs/tau.md), or evaluate with the scripted user.")  # fmt: skip
@@ -221,14 +248,21 @@ def main(config: EvalConfig) -> list[dict[str, Any]]:
     import_modules([m for m in config.imports.split(",") if m])
     model = resolve_model(config) if not config.base_url else config.model
     tasks = select_tasks(config.benchmarks, config.split, config.max_difficulty, config.max_tasks, config.seed)
-    rollouts = run_endpoint(config, tasks, model) if config.base_url else run_local(config, tasks, model)
+    if config.base_url and config.env_workers > 0:
+        raise SystemExit("--env-workers runs the environments of local-model episodes; endpoint episodes already run --workers at a time "
+                         "in threads: drop --env-workers, or raise --workers")  # fmt: skip
+    pool = None if config.base_url else env_backend(config, tasks)
+    try:
+        rollouts = run_local(config, tasks, model, pool) if pool is not None else run_endpoint(config, tasks, model)
+    finally:
+        getattr(pool, "shutdown", lambda: None)()  # Ray env workers stop; Ray itself stays up
     out = Path(config.output_dir) / "evaluation"
     out.mkdir(parents=True, exist_ok=True)
     write_episodes(out / "episodes.jsonl", tasks, rollouts)
     rows = summarise(tasks, rollouts)
     infra = sum(r.termination in INFRA for r in rollouts)
     summary = {"model": model, "config": asdict(config), "defaults_from": str(run_config) if run_config else None,
-               "episodes": len(rollouts), "infra_failures": infra, "rows": rows}  # fmt: skip
+               "episodes": len(rollouts), "infra_failures": infra, "env_workers": _worker_stats(pool, rollouts), "rows": rows}  # fmt: skip
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     origin = f" (unset settings from {run_config})" if run_config else ""
     print(
@@ -241,10 +275,20 @@ def main(config: EvalConfig) -> list[dict[str, Any]]:
     return rows
 
 
+def _worker_stats(pool: EnvBackend | None, rollouts: list[Rollout]) -> dict[str, int] | None:
+    """The env workers' counters plus the episodes that failed on every attempt (``None`` in-process)."""
+    stats = getattr(pool, "stats", None)
+    if stats is None:
+        return None
+    return {**stats.as_dict(), "failed_episodes": sum(r.termination == WORKER_ERROR for r in rollouts)}
+
+
 def parse_config(argv: list[str]) -> EvalConfig:
     """The config from ``argv``; each ``--import MODULE`` joins ``--imports``."""
     modules, argv = split_imports(argv)
-    (config,) = HfArgumentParser(EvalConfig).parse_args_into_dataclasses(args=[*argv, *(["--imports", ",".join(modules)] if modules else [])])
+    (config,) = HfArgumentParser(EvalConfig).parse_args_into_dataclasses(
+        args=[*argv, *(["--imports", ",".join(modules)] if modules else [])]
+    )
     return config
 
 

@@ -35,7 +35,10 @@ from typing import Any
 
 import gymnasium as gym
 
+import envsched_gym  # noqa: F401  (registers the built-in families, in the workers too)
+from envsched_gym.adapter import Adapter
 from envsched_gym.data import ENV_VAR
+from envsched_gym.registry import BUILTIN, get_adapter
 from envsched_gym.rl.env_backend import EnvFailure, EnvReply, reset_reply, step_reply
 from envsched_gym.suite import Suite
 
@@ -99,15 +102,22 @@ class EnvWorker:
         imports: Modules to import first (their import registers families, like ``--import``).
         setup: Called once after the imports (e.g. a function registering a family).
         options: Adapter options per family (``Suite.options``).
+        adapters: The driver's adapters of non-built-in families, registered here (without a
+            second validation) unless the imports, the setup or an entry point already did.
     """
 
-    def __init__(self, imports: Sequence[str], setup: Callable[[], object] | None, options: dict[str, dict[str, Any]]) -> None:
-        import envsched_gym  # noqa: F401  (registers the built-in families)
+    def __init__(
+        self, imports: Sequence[str], setup: Callable[[], object] | None, options: dict[str, dict[str, Any]], adapters: dict[str, Adapter]
+    ) -> None:  # fmt: skip
         from envsched_gym.plugins import import_modules
+        from envsched_gym.registry import families, register_adapter
 
         import_modules(list(imports))
         if setup is not None:
             setup()
+        for name, adapter in adapters.items():
+            if name not in families():
+                register_adapter(adapter, validate=False)
         self.options = options
         self._lock = threading.Lock()
         self._free: dict[str, list[gym.Env]] = {}
@@ -162,7 +172,9 @@ class RayEnvWorkers:
         lockstep: Generate only once every running episode's observation is in (the in-process
             order of ``generate`` calls: equal results for a sampling generator too).
         imports: Modules each actor imports first (the run's ``--import`` modules).
-        setup: Called once in each actor after the imports (picklable by Ray).
+        setup: Called once in each actor after the imports (picklable by Ray). Families the
+            driver registered itself need neither: their adapters travel to the actors (pickled,
+            so their module must be importable there: on ``PYTHONPATH``, or ``__main__``).
         cpus_per_worker: Ray CPUs each actor reserves.
         num_cpus: CPUs of a local Ray (default: enough for every actor, at least the machine's).
         start_timeout_s: Longest wait for the actors to come up.
@@ -182,7 +194,8 @@ class RayEnvWorkers:
         self.stats = WorkerStats()
         self.ray = init_ray(num_cpus or max(os.cpu_count() or 1, math.ceil(num_workers * cpus_per_worker)))
         self._actor_class = self.ray.remote(EnvWorker).options(num_cpus=cpus_per_worker, max_concurrency=max_concurrency)
-        self._actor_args = (list(imports), setup, dict(suite.options))
+        user_families = {node.family for node in suite} - set(BUILTIN)
+        self._actor_args = (list(imports), setup, dict(suite.options), {name: get_adapter(name) for name in sorted(user_families)})
         self.actors = [self._actor_class.remote(*self._actor_args) for _ in range(num_workers)]
         try:
             self.ray.get([a.ping.remote() for a in self.actors], timeout=start_timeout_s)

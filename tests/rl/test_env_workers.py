@@ -6,6 +6,7 @@ its workers find the Toy family through PYTHONPATH.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
@@ -68,7 +69,7 @@ def local_ray():
 
 @pytest.fixture(scope="module")
 def workers(local_ray, toy_suite):
-    w = RayEnvWorkers(toy_suite, 2, max_concurrency=4, setup=register_toy, cpus_per_worker=0.5)
+    w = RayEnvWorkers(toy_suite, 2, max_concurrency=4, cpus_per_worker=0.5)  # the Toy adapter travels to the actors
     yield w
     w.shutdown()
 
@@ -152,3 +153,18 @@ def test_missing_ray_names_the_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ImportError, match=r"pip install 'envsched-gym\[ray\]'"):
         import_ray()
+
+
+def test_evaluate_with_env_workers_writes_the_in_process_episodes(local_ray, toy_suite, micro_dir, tmp_path):
+    from training.evaluate import EvalConfig, main
+
+    runs = {}
+    for n in (0, 2):
+        config = EvalConfig(output_dir=str(tmp_path / f"w{n}"), model=str(micro_dir), benchmarks="Toy", split="train", max_difficulty=0,
+                            max_tasks=8, max_new_tokens=12, max_completion_length=80, batch_size=4, env_workers=n, env_worker_cpus=0.5)  # fmt: skip
+        rows = main(config)
+        summary = json.loads((tmp_path / f"w{n}" / "evaluation" / "summary.json").read_text())
+        runs[n] = (rows, (tmp_path / f"w{n}" / "evaluation" / "episodes.jsonl").read_text(), summary["env_workers"])
+    assert runs[0][:2] == runs[2][:2] and runs[0][0][-1]["n"] == 8 and runs[0][0][-1]["infra"] == 0
+    assert runs[0][2] is None
+    assert runs[2][2]["resets"] == 8 and runs[2][2]["failed_episodes"] == runs[2][2]["timeouts"] == 0
