@@ -136,9 +136,10 @@ class EnvSchedScheduler(BaseScheduler):
         size = self.check_batch_size(batch_size)
         refreshed = self.predictor.refresh()
         self._base_score[refreshed] = self._node_score(refreshed)
+        score = self.scores()  # one snapshot serves every family: a fill refreshes only its own family's nodes
         picks: list[int] = []
-        for members, count in self.mixture.groups(size, self.family_shares(size)):
-            picks.extend(self._fill(count, members))
+        for members, count in self.mixture.groups(size, self.family_shares(size, score)):
+            picks.extend(self._fill(count, members, score[members]))
         self.step += 1
         self.predictor.advance()
         return [self.task_ids[i] for i in picks]
@@ -148,16 +149,15 @@ class EnvSchedScheduler(BaseScheduler):
         expected = self.env_share * self.env_groups.sum()
         return self.config.env_bonus / np.sqrt(1.0 + self.env_groups / np.maximum(expected, 1.0))
 
-    def family_shares(self, batch_size: int) -> np.ndarray:
-        """The families' shares of the next batch: the target, tilted by their scores within the mixture's band.
+    def family_shares(self, batch_size: int, score: np.ndarray) -> np.ndarray:
+        """The families' shares of the next batch: the target, tilted by their ``score`` (of every node) within the mixture's band.
 
-        A family's evidence is the mean current score of its ``round(B x target)`` best nodes
-        (at least one), i.e. of the nodes it would contribute at its target share.
+        A family's evidence is the mean score of its ``round(B x target)`` best nodes (at
+        least one), i.e. of the nodes it would contribute at its target share.
         """
         mix = self.mixture
         if len(mix.families) == 1:
             return mix.target
-        score = self.scores()
         evidence = np.zeros(len(mix.families))
         for f, members in enumerate(mix.members):
             top = min(len(members), max(1, round(batch_size * mix.target[f])))
@@ -201,8 +201,8 @@ class EnvSchedScheduler(BaseScheduler):
         cap = max(math.ceil(cfg.max_env_share * batch_size), math.ceil(batch_size / inside.sum()))
         return np.where(inside, np.clip(np.ceil(cfg.quota_slack * batch_size * share), 1, cap), 0).astype(np.int64)
 
-    def _fill(self, size: int, members: np.ndarray) -> list[int]:
-        """Greedy fill of ``size`` picks among ``members`` (one family's nodes) under quotas and the similarity penalty.
+    def _fill(self, size: int, members: np.ndarray, score: np.ndarray) -> list[int]:
+        """Greedy fill of ``size`` picks among ``members`` (one family's nodes, cached ``score``) under quotas and the similarity penalty.
 
         Candidates are the best nodes by cached score; their predictions are recomputed (and
         cached) before the greedy pass, so a stale cache can delay a node but never gets it
@@ -210,7 +210,6 @@ class EnvSchedScheduler(BaseScheduler):
         from the environments that still have quota; once none has (small environments), the
         quotas are lifted for the rest of the family's picks.
         """
-        score = self.scores()[members]
         envs = self.env_of[members]
         left = self.quotas(size, members)
         picks: list[int] = []

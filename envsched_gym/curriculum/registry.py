@@ -22,7 +22,9 @@ def make_scheduler(name: str, suite: Suite, seed: int = 0, **kwargs: Any) -> Bas
         name: One of :data:`SCHEDULERS` (``envsched``, ``random``, ``dapo``, ``mopps``, ``plr``, ``dump``).
         suite: Nodes to schedule over.
         seed: Seeds every random choice of the scheduler.
-        **kwargs: The scheduler's own options (for example ``half_life=10`` for EnvSched).
+        **kwargs: The scheduler's own options (for example ``half_life=10`` for EnvSched), and
+            for every scheduler ``weights`` (family weights overriding the suite's) and
+            ``mixture`` (a :class:`~envsched_gym.curriculum.mixture.MixtureConfig`).
     """
     cls = SCHEDULERS.get(name.lower())
     if cls is None:
