@@ -57,6 +57,11 @@ class ACEBenchAdapter(Adapter):
     """
 
     family = "ACE"
+    gold_defects = {
+        f"ace/zh/agent_multi_turn_{n}": "a milestone calls find_transfer_flights, which the entry's function list does not offer "
+        "(ACEBench data); the end state is reached without it"
+        for n in (26, 27)
+    }
 
     def __init__(
         self,

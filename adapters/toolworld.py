@@ -16,7 +16,7 @@ from envsched_gym.envs.toolworld.domain import Variant, build_variant
 from envsched_gym.envs.toolworld.domains import DOMAINS
 from envsched_gym.envs.toolworld.generator import variant_tasks
 from envsched_gym.envs.toolworld.records import RecordWorld
-from envsched_gym.envs.toolworld.verifier import ToolWorldVerifier
+from envsched_gym.envs.toolworld.verifier import ToolWorldVerifier  # noqa: F401  (registers kind "toolworld")
 
 from envsched_gym.adapter import Adapter
 from envsched_gym.declarations import EnvSpec, StateComponent, TaskSpec
@@ -49,7 +49,6 @@ class ToolWorldAdapter(Adapter):
                 self.variants[variant.env_id] = variant
         self._specs: list[EnvSpec] | None = None
         self._tasks: list[TaskSpec] | None = None
-        self._gold: dict[str, dict[str, Any]] = {}
 
     def env_specs(self) -> list[EnvSpec]:
         """One environment per variant."""
@@ -87,20 +86,6 @@ class ToolWorldAdapter(Adapter):
         world = variant.domain.world(variant.enabled)
         world.load_state(task.initial_state or variant.state)
         return world
-
-    def make_verifier(self, task: TaskSpec) -> ToolWorldVerifier:
-        """A verifier holding the task's gold end state (computed once per task)."""
-        return ToolWorldVerifier(task, self.gold_state(task))
-
-    def gold_state(self, task: TaskSpec) -> dict[str, Any]:
-        """The world state after the task's gold calls (computed once per task)."""
-        if task.task_id not in self._gold:
-            world = self.make_world(task)
-            for turn in task.solution or []:
-                for call in turn.tool_calls:
-                    world.call(call.name, call.arguments)
-            self._gold[task.task_id] = world.state()
-        return self._gold[task.task_id]
 
     def variant(self, env_id: str) -> Variant:
         """The variant behind ``env_id``."""

@@ -6,6 +6,8 @@ points (:mod:`envsched_gym.plugins`).
 """
 
 from envsched_gym.adapter import Adapter
+from envsched_gym.blocks import Block, CallPattern, register_block
+from envsched_gym.composed import BlockVerifier, GoldStateVerifier
 from envsched_gym.declarations import AssistantTurn, EnvSpec, StateComponent, TaskSpec, ToolCall, ToolSpec, VerifierConfig
 from envsched_gym.episode import CallRecord, ChatMessage, Episode, Message, Outcome
 from envsched_gym.parsing import ParseResult, parse_tool_calls
@@ -15,18 +17,20 @@ from envsched_gym.rendering import render_calls, render_turn
 from envsched_gym.suite import Suite, TaskNode, suite
 from envsched_gym.tool import tool
 from envsched_gym.users import ScriptedTurns, UserReply, UserSimulator
-from envsched_gym.verifier import GoldStateVerifier, Verifier
+from envsched_gym.validate import FamilyValidationError, ValidationReport, validate_family
+from envsched_gym.verifier import Verifier, VerifierParams, register_verifier, verifier_kinds
 from envsched_gym.world import ToolError, World
 
 register_builtin()
 load_entry_points()
 
 __all__ = [
-    "Adapter", "AssistantTurn", "CallRecord", "ChatMessage", "EnvSpec", "Episode", "GoldStateVerifier", "Message", "Outcome",
-    "ParseResult", "ScriptedTurns", "StateComponent", "Suite", "TaskNode", "TaskSpec", "ToolCall", "ToolError",
-    "ToolSpec", "UserReply", "UserSimulator", "Verifier", "VerifierConfig", "World", "families", "get_adapter",
-    "make", "parse_tool_calls", "register_adapter", "register_builtin", "registered_ids", "render_calls",
-    "render_turn", "suite", "tool",
+    "Adapter", "AssistantTurn", "Block", "BlockVerifier", "CallPattern", "CallRecord", "ChatMessage", "EnvSpec", "Episode",
+    "FamilyValidationError", "GoldStateVerifier", "Message", "Outcome", "ParseResult", "ScriptedTurns", "StateComponent",
+    "Suite", "TaskNode", "TaskSpec", "ToolCall", "ToolError", "ToolSpec", "UserReply", "UserSimulator", "ValidationReport",
+    "Verifier", "VerifierConfig", "VerifierParams", "World", "families", "get_adapter", "make", "parse_tool_calls",
+    "register_adapter", "register_block", "register_builtin", "register_verifier", "registered_ids", "render_calls",
+    "render_turn", "suite", "tool", "validate_family", "verifier_kinds",
 ]  # fmt: skip
 __version__ = "0.1.0"
 

@@ -3,8 +3,9 @@
 An adapter declares environments (:class:`EnvSpec`) and tasks (:class:`TaskSpec`), builds a
 fresh world per episode, and provides the verifier and user simulator. The minimal adapter
 sets ``family`` and ``world`` and implements :meth:`Adapter.tasks`; everything else has a
-default (one environment, tools from the world's ``@tool`` methods, the gold-state verifier,
-a scripted user).
+default (one environment, tools from the world's ``tools()``, the verifier registered for each
+task's ``verifier.kind``, a scripted user). Registering an adapter validates it
+(:func:`envsched_gym.validate.validate_family`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, ClassVar
 
 from envsched_gym.declarations import EnvSpec, StateComponent, TaskSpec
 from envsched_gym.users import ScriptedTurns, UserSimulator
-from envsched_gym.verifier import GoldStateVerifier, Verifier
+from envsched_gym.verifier import Verifier, build_verifier
 from envsched_gym.world import World
 
 SPLITS = ("train", "test", "heldout")
@@ -26,6 +27,8 @@ class Adapter:
 
     Attributes:
         family: Family name; the default environment is registered as ``envsched/<family>-v0``.
+        gold_defects: Tasks whose gold may fail validation's replay, each with the reason.
+        gold_calls_may_fail: Whether gold solutions may contain failing calls.
         world: World class built for each episode by the default :meth:`make_world`.
         system_prompt: System message of the default environment.
         max_steps: Step limit of the default environment.
@@ -35,16 +38,24 @@ class Adapter:
     world: ClassVar[type[World] | None] = None
     system_prompt: ClassVar[str] = "You are a helpful assistant that uses tools to complete the user's request."
     max_steps: ClassVar[int] = 30
+    gold_defects: ClassVar[dict[str, str]] = {}
+    """Task id -> why its gold cannot replay cleanly (a documented defect of the source data).
+    Validation tolerates these and fails when one replays clean (a stale entry)."""
+    gold_calls_may_fail: ClassVar[bool] = False
+    """True where gold solutions contain failing calls by design (τ2 records a lookup that fails
+    before the one that works); validation then requires only that the gold scores 1.0."""
 
     def env_specs(self) -> list[EnvSpec]:
-        """Environments this adapter serves; the default is one built from :attr:`world`."""
+        """Environments this adapter serves; the default is one built from :attr:`world`, with the
+        tools a fresh world's :meth:`World.tools` lists (so a world that overrides ``tools()``
+        declares them too)."""
         world = self._world_class()
         return [
             EnvSpec(
                 env_id=self.family,
                 family=self.family,
                 gym_id=f"envsched/{self.family}-v0",
-                tools=world.tool_specs(),
+                tools=world().tools(),
                 state_components=[StateComponent(name=world.__name__)],
                 verifier_kind="gold_state",
                 max_steps=self.max_steps,
@@ -64,8 +75,27 @@ class Adapter:
         return world
 
     def make_verifier(self, task: TaskSpec) -> Verifier:
-        """The verifier for one episode of ``task`` (default: gold state plus facts)."""
-        return GoldStateVerifier(task, self.make_world)
+        """The verifier for one episode of ``task``: the class registered for
+        ``task.verifier.kind`` (see :mod:`envsched_gym.verifier`), built from its parameters."""
+        return build_verifier(task, self)
+
+    def gold_state(self, task: TaskSpec) -> Any:
+        """The world state after replaying the task's gold calls on a fresh world (cached per task).
+
+        Raises:
+            ValueError: The task has no gold solution.
+            ToolError: A gold call fails (registration validates that none does).
+        """
+        cache: dict[str, Any] = self.__dict__.setdefault("_gold_states", {})
+        if task.task_id not in cache:
+            if task.solution is None:
+                raise ValueError(f"task '{task.task_id}' has no gold solution, so it has no gold state; give it TaskSpec.solution")
+            world = self.make_world(task)
+            for turn in task.solution:
+                for call in turn.tool_calls:
+                    world.call(call.name, call.arguments)
+            cache[task.task_id] = world.state()
+        return copy.deepcopy(cache[task.task_id])
 
     def make_user(self, task: TaskSpec) -> UserSimulator:
         """The user simulator for one episode of ``task`` (default: scripted turns)."""

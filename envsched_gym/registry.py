@@ -62,17 +62,28 @@ def register_builtin() -> None:
             _register_ids(name, ids)
 
 
-def register_adapter(adapter: Adapter, *, replace: bool = False) -> list[str]:
-    """Register a user adapter; returns the gymnasium ids it can now be made with.
+def register_adapter(adapter: Adapter, *, replace: bool = False, validate: bool = True) -> list[str]:
+    """Validate and register a user adapter; returns the gymnasium ids it can now be made with.
+
+    Args:
+        adapter: The adapter.
+        replace: Replace a family registered under the same name.
+        validate: Run :func:`~envsched_gym.validate.validate_family` with gold replay first
+            (its cost: ``benchmarks/validation_cost.py``). With ``False`` only the static
+            checks run, when the adapter is first used.
 
     Raises:
         ValueError: The family name is empty, or taken and ``replace`` is false.
+        FamilyValidationError: The family failed validation; nothing was registered.
     """
     name = adapter.family
     if not name:
         raise ValueError(f"{type(adapter).__name__}.family is empty; set a class attribute such as family = 'Thermostat'")
     if name in _FAMILIES and not replace:
         raise ValueError(f"family '{name}' is already registered; pass replace=True to replace it")
+    from envsched_gym.validate import validate_family
+
+    validate_family(adapter, replay=validate)
     ids = adapter.gym_ids()
     for gym_id in _FAMILIES[name].gym_ids if name in _FAMILIES else []:
         gym.registry.pop(gym_id, None)
@@ -124,15 +135,21 @@ def get_adapter(family: str, options: dict[str, Any] | None = None) -> Adapter:
 
 
 def _build(entry: Family, options: dict[str, Any]) -> Adapter:
+    """A new adapter of ``entry`` with ``options``, after the static checks of ``validate_family``."""
+    from envsched_gym.validate import validate_family
+
     if entry.entry_point is None:
         assert entry.instance is not None
-        return entry.instance.with_options(**options)
-    module_name, _, class_name = entry.entry_point.partition(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    try:
-        return cls(**options)
-    except TypeError as exc:
-        raise TypeError(f"adapter options {options} are not accepted by {class_name}: {exc}") from exc
+        adapter = entry.instance.with_options(**options)
+    else:
+        module_name, _, class_name = entry.entry_point.partition(":")
+        cls = getattr(importlib.import_module(module_name), class_name)
+        try:
+            adapter = cls(**options)
+        except TypeError as exc:
+            raise TypeError(f"adapter options {options} are not accepted by {class_name}: {exc}") from exc
+    validate_family(adapter, replay=False)
+    return adapter
 
 
 def family_of(gym_id: str) -> str:

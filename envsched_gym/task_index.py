@@ -23,6 +23,8 @@ class TaskIndex:
         envs = {e.env_id: e for e in adapter.env_specs() if e.gym_id == gym_id}
         if not envs:
             raise ValueError(f"adapter {type(adapter).__name__} serves no environment with gym id '{gym_id}'; it serves {adapter.gym_ids()}")
+        self.adapter = adapter
+        """Held so that the adapter's ``id`` (the cache key) is never reused while cached."""
         self.gym_id = gym_id
         self.envs = envs
         self.tasks: dict[str, TaskSpec] = {}

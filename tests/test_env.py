@@ -93,7 +93,7 @@ def test_multi_turn_scripted_user(env: gym.Env) -> None:
     env.step(_call("write_note", title="x", text="y", tag="work"))
     obs, reward, terminated, truncated, info = env.step("Done.")
     assert terminated and not truncated and reward == 1.0
-    assert info["outcome"]["breakdown"] == {"state": 1.0, "facts": 1.0}
+    assert info["outcome"]["breakdown"] == {"state_match": 1.0, "facts": 1.0, "completed": 1.0}
     assert [c.turn for c in env.unwrapped.episode.calls] == [0, 1]
 
 
@@ -101,7 +101,7 @@ def test_wrong_final_state_scores_zero_with_breakdown(env: gym.Env) -> None:
     env.reset(seed=0, options={"task_id": "notes/0"})
     env.step(_call("write_note", title="call", text="call dad"))
     _, reward, terminated, _, info = env.step("Saved the note 'call'.")
-    assert terminated and reward == 0.0 and info["reward_breakdown"] == {"state": 0.0, "facts": 1.0}
+    assert terminated and reward == 0.0 and info["reward_breakdown"] == {"state_match": 0.0, "facts": 1.0, "completed": 1.0}
 
 
 def test_each_episode_gets_its_own_world(env: gym.Env, notes_adapter: NotesAdapter) -> None:

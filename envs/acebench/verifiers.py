@@ -14,6 +14,7 @@ from envsched_gym.envs.acebench.special_check import check_special
 from envsched_gym.envs.acebench.world import ScenarioWorld
 
 from envsched_gym import Episode, Outcome, TaskSpec, Verifier, World
+from envsched_gym.verifier import VerifierParams, register_verifier
 
 MODES = ("strict", "faithful")
 
@@ -31,12 +32,30 @@ def _first_reply(episode: Episode) -> tuple[str, list[dict[str, Any]]]:
     return replies[0].content, [{c.name: dict(c.arguments)} for c in replies[0].calls]
 
 
+class SingleParams(VerifierParams):
+    """Kinds ``ace_normal`` and ``ace_special``: the entry's functions and possible answer."""
+
+    functions: list[dict[str, Any]]
+    answer: Any
+    category: str
+
+
+class AgentParams(VerifierParams):
+    """Kind ``ace_agent``: the end state and the milestone lists."""
+
+    ground_truth: Any
+    mile_stone: Any
+
+
 class NormalVerifier(Verifier):
     """Scores the first assistant message's calls against the possible answer.
 
     ``strip_whitespace`` (faithful mode only) deletes whitespace inside string arguments first,
     as the original does to the raw model text.
     """
+
+    kinds = ("ace_normal",)
+    Params = SingleParams
 
     def __init__(self, task: TaskSpec, mode: str = "strict", strip_whitespace: bool = False) -> None:
         self.task, self.mode, self.strip_whitespace = task, _check_mode(mode), strip_whitespace
@@ -56,6 +75,9 @@ class NormalVerifier(Verifier):
 class SpecialVerifier(Verifier):
     """Scores the first assistant message's text (it must name what is missing or wrong)."""
 
+    kinds = ("ace_special",)
+    Params = SingleParams
+
     def __init__(self, task: TaskSpec, mode: str = "strict") -> None:
         self.task, self.mode = task, _check_mode(mode)
 
@@ -73,6 +95,9 @@ class SpecialVerifier(Verifier):
 
 class AgentVerifier(Verifier):
     """End-state accuracy (the reward) and process accuracy (milestones) of an agent episode."""
+
+    kinds = ("ace_agent",)
+    Params = AgentParams
 
     def __init__(self, task: TaskSpec, mode: str = "strict") -> None:
         self.task, self.mode = task, _check_mode(mode)
@@ -92,3 +117,7 @@ class AgentVerifier(Verifier):
             breakdown={"end_state": float(end_ok), "process": process},
             details={"mode": self.mode, "state_errors": state.errors, "termination": episode.termination},
         )
+
+
+for _cls in (NormalVerifier, SpecialVerifier, AgentVerifier):
+    register_verifier(_cls)

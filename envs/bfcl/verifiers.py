@@ -20,8 +20,24 @@ from envsched_gym.envs.bfcl.gold import parse_gold_call
 
 from envsched_gym.declarations import TaskSpec, ToolCall
 from envsched_gym.episode import Episode, Outcome
-from envsched_gym.verifier import Verifier
+from envsched_gym.verifier import Verifier, VerifierParams, register_verifier
 from envsched_gym.world import World
+
+
+class SingleTurnParams(VerifierParams):
+    """Kinds ``bfcl_ast``, ``bfcl_irrelevance``, ``bfcl_relevance``: the entry's functions and answer."""
+
+    functions: list[dict[str, Any]]
+    ground_truth: list[dict[str, Any]] | None
+    """BFCL's ``[{function: {parameter: [accepted values]}}]``; ``None`` for (ir)relevance."""
+    category: str
+
+
+class MultiTurnParams(VerifierParams):
+    """Kind ``bfcl_multi_turn``: the gold call strings per user turn."""
+
+    ground_truth: list[list[str]] | None
+    category: str
 
 
 def first_response(episode: Episode) -> tuple[list[ToolCall], bool]:
@@ -45,8 +61,16 @@ class SingleTurnVerifier(Verifier):
     (success iff at least one call).
     """
 
+    kinds = ("bfcl_ast", "bfcl_irrelevance", "bfcl_relevance")
+    Params = SingleTurnParams
+
     def __init__(self, task: TaskSpec) -> None:
         self.task = task
+
+    @classmethod
+    def check_task(cls, task: TaskSpec, params: SingleTurnParams) -> None:
+        if task.verifier.kind == "bfcl_ast" and params.ground_truth is None:
+            raise ValueError("bfcl_ast needs ground_truth")
 
     def score(self, episode: Episode, world: World) -> Outcome:
         calls, decoded = first_response(episode)
@@ -90,6 +114,9 @@ class MultiTurnVerifier(Verifier):
 
     ``task.verifier.params["ground_truth"]`` is BFCL's list (per turn) of gold call strings.
     """
+
+    kinds = ("bfcl_multi_turn",)
+    Params = MultiTurnParams
 
     def __init__(self, task: TaskSpec, setup: BackendSetup, owners: dict[str, str]) -> None:
         self.task = task
@@ -141,3 +168,7 @@ def _failure_details(failed: TurnCheck | None, complete: bool, episode: Episode)
     if failed.state_diff:
         return {"error_type": "multi_turn:instance_state_mismatch", "turn": failed.turn, "differences": failed.state_diff}
     return {"error_type": "multi_turn:execution_response_mismatch", "turn": failed.turn, "missing": failed.missing_results}
+
+
+register_verifier(SingleTurnVerifier)
+register_verifier(MultiTurnVerifier)

@@ -16,12 +16,14 @@ An episode that ended abnormally (a step limit, a failed user simulator) scores 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from envsched_gym.envs.tau.world import TauWorld
+from pydantic import Field
 
 from envsched_gym import ChatMessage, Episode, Outcome, TaskSpec, ToolCall, Verifier, World
 from envsched_gym.validation import ToolBox
+from envsched_gym.verifier import VerifierParams, register_verifier
 
 _TOOLBOXES: dict[type, ToolBox] = {}
 
@@ -78,6 +80,19 @@ def action_matched(action: dict[str, Any], calls: list[ToolCall]) -> bool:
     return any(c.name == action["name"] and {k: c.arguments.get(k) for k in keys} == wanted for c in calls)
 
 
+RewardBasis = Literal["DB", "COMMUNICATE", "ACTION", "ENV_ASSERTION", "NL_ASSERTION"]
+
+
+class TauParams(VerifierParams):
+    """Kind ``tau``: τ2's evaluation criteria."""
+
+    actions: list[dict[str, Any]] = Field(default_factory=list)
+    communicate_info: list[str] = Field(default_factory=list)
+    nl_assertions: list[str] = Field(default_factory=list)
+    env_assertions: list[dict[str, Any]] = Field(default_factory=list)
+    reward_basis: list[RewardBasis] = Field(min_length=1)
+
+
 class TauVerifier(Verifier):
     """Scores one episode of a τ-bench task (see the module docstring).
 
@@ -87,6 +102,9 @@ class TauVerifier(Verifier):
         gold_hash: The DB hash after the gold actions (the adapter caches it per task).
         nl_judge: Judge for ``NL_ASSERTION``; ``None`` skips that component.
     """
+
+    kinds = ("tau",)
+    Params = TauParams
 
     def __init__(self, task: TaskSpec, make_world: Callable[[TaskSpec], World], gold_hash: str, nl_judge: NLJudge | None = None) -> None:
         self.task = task
@@ -155,3 +173,6 @@ class TauVerifier(Verifier):
         if not callable(method):
             return False
         return method(**(assertion.get("arguments") or {})) == assertion.get("assert_value", True)
+
+
+register_verifier(TauVerifier)

@@ -1,70 +1,74 @@
-"""ToolWorld's verifier: gold end state, required facts, and the right process for refuse/ask.
+"""ToolWorld's verifier (kind ``toolworld``): the core blocks, chosen by the task's pattern.
 
-Reward is 1 iff all of these hold, else 0:
+Reward is 1 iff every block scores 1 and the episode ended normally, else 0:
 
-* ``state``: the final world state equals the gold state (the gold calls replayed on a fresh
-  world), compared as data (tools store numbers normalised, so ``==`` is exact here);
-* ``facts``: every required fact (``params["facts"]``: values the user asked for, or the
-  number or status a refusal must quote) appears in the final answer, case-insensitively;
-* ``process``: for ``ask`` tasks, no write was attempted before the user said which record,
-  and the first reply asked (contains ``?``); for ``refuse`` tasks, no more successful writes
-  than the gold makes;
-* the episode ended normally (not at a step limit).
+* ``state_match``: the final world state equals the gold state (the gold calls replayed on a fresh
+  world), compared as data (tools store numbers normalised, so equality is exact here);
+* ``facts``: every required fact (values the user asked for, or the number or status a refusal
+  must quote) appears in the final answer, case-insensitively;
+* ``ask_clarification`` (``ask`` tasks): the first reply asks (contains ``?``) and no write was
+  attempted before it;
+* ``refusal`` (``refuse`` tasks): no more successful writes than the gold makes, and the final
+  answer declines (contains a refusal phrase such as "cannot"; the gold's says "I cannot ...").
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
+from pydantic import Field
+
+from envsched_gym.blocks import AskClarification, Block, FactsInAnswer, Refusal, StateMatch
+from envsched_gym.composed import BlockVerifier
 from envsched_gym.declarations import TaskSpec
-from envsched_gym.episode import Episode, Outcome
-from envsched_gym.verifier import Verifier
-from envsched_gym.world import World
+from envsched_gym.verifier import VerifierParams, register_verifier
+
+if TYPE_CHECKING:
+    from envsched_gym.adapter import Adapter
+
+Pattern = Literal["single", "chain", "parallel", "refuse", "ask"]
 
 
-class ToolWorldVerifier(Verifier):
-    """Scores one episode of a ToolWorld task.
+class ToolWorldParams(VerifierParams):
+    """What a ToolWorld task's verifier checks (written by the generator)."""
 
-    Args:
-        task: The task (its ``verifier.params`` say what to check).
-        gold_state: The world state after the gold solution.
-    """
+    facts: list[str] = Field(default_factory=list)
+    pattern: Pattern
+    max_writes: int | None = Field(default=None, ge=0)
+    """``refuse`` tasks: the successful writes the gold makes before declining."""
+    ask_first: bool = False
 
-    def __init__(self, task: TaskSpec, gold_state: dict[str, Any]) -> None:
-        self.task = task
-        self.gold_state = gold_state
-        self.first_reply: str | None = None
-        self.writes_before_reply = 0
 
-    def on_turn_end(self, episode: Episode, world: World) -> None:
-        """Remember the first reply and the writes attempted before it (for ``ask`` tasks)."""
-        if self.first_reply is None:
-            self.first_reply = episode.final_answer()
-            self.writes_before_reply = sum(1 for c in episode.calls if c.write)
+class ToolWorldVerifier(BlockVerifier):
+    """Scores one episode of a ToolWorld task from the blocks its parameters select."""
 
-    def score(self, episode: Episode, world: World) -> Outcome:
-        """Reward 1 iff state, facts and process are right and the episode ended normally."""
-        params = self.task.verifier.params
-        state_ok = world.state() == self.gold_state
-        answer = episode.final_answer().lower()
-        missing = [f for f in params.get("facts", []) if f.lower() not in answer]
-        process_ok, why = self._process(episode, params)
-        success = state_ok and not missing and process_ok and not episode.abnormal
-        return Outcome(
-            reward=float(success),
-            success=success,
-            breakdown={"state": float(state_ok), "facts": float(not missing), "process": float(process_ok)},
-            details={"missing_facts": missing, "process": why, "termination": episode.termination},
-        )
+    kinds = ("toolworld",)
+    Params = ToolWorldParams  # type: ignore[assignment]
 
-    def _process(self, episode: Episode, params: dict[str, Any]) -> tuple[bool, str]:
-        if params.get("ask_first"):
-            if self.writes_before_reply:
-                return False, f"{self.writes_before_reply} write call(s) before asking which record was meant"
-            if "?" not in (self.first_reply or ""):
-                return False, "the first reply did not ask which record was meant"
-        if "max_writes" in params:
-            done = sum(1 for c in episode.calls if c.write and c.ok)
-            if done > params["max_writes"]:
-                return False, f"{done} successful write(s); at most {params['max_writes']} were allowed"
-        return True, "ok"
+    @classmethod
+    def from_task(cls, task: TaskSpec, params: ToolWorldParams, adapter: Adapter) -> ToolWorldVerifier:  # type: ignore[override]
+        return cls(task, blocks_for(params), adapter)
+
+    @classmethod
+    def check_task(cls, task: TaskSpec, params: ToolWorldParams) -> None:  # type: ignore[override]
+        for block in blocks_for(params):
+            block.check_task(task)
+        if (params.pattern == "refuse") != (params.max_writes is not None):
+            raise ValueError("max_writes is set exactly for 'refuse' tasks")
+        if (params.pattern == "ask") != params.ask_first:
+            raise ValueError("ask_first is set exactly for 'ask' tasks")
+
+
+def blocks_for(params: ToolWorldParams) -> list[Block]:
+    """The blocks of one task, in breakdown order."""
+    blocks: list[Block] = [StateMatch()]
+    if params.facts:
+        blocks.append(FactsInAnswer(facts=params.facts))
+    if params.ask_first:
+        blocks.append(AskClarification(turn=0, before="write"))
+    if params.max_writes is not None:
+        blocks.append(Refusal(max_writes=params.max_writes))
+    return blocks
+
+
+register_verifier(ToolWorldVerifier)

@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from envsched_gym.adapters.bfcl import GOLD_DEFECTS
 from envsched_gym.envs.bfcl.data import CATEGORIES, MULTI_TURN
 
 from envsched_gym.rendering import render_turn
@@ -14,21 +15,9 @@ from envsched_gym.rendering import render_turn
 sys.path.insert(0, str(Path(__file__).parent))
 from bfcl_official import official_ast
 
-UNSATISFIABLE_AST = {
-    "simple_java_36": "ArrayList of `any`: BFCL turns every element into a string, the answer holds ints and booleans",
-    "simple_java_65": "ArrayList of `any`: BFCL turns every element into a string, the answer holds booleans",
-    "simple_java_64": "HashMap answer {'format': 'epoch_millis'} is not a list of accepted values, so BFCL compares with its characters",
-    "live_simple_106-63-0": "the answer leaves out required parameters",
-    "live_simple_112-68-0": "the answer leaves out required parameters",
-    "live_multiple_507-149-4": "the answer leaves out required parameter 'origin_airport'",
-    "live_multiple_964-207-0": "the answer leaves out required parameter 'statement'",
-    "live_multiple_862-181-3": "the answer uses 'journey_start_time', which Trains_1_FindTrains does not declare",
-}
+UNSATISFIABLE_AST = {k: v for k, v in GOLD_DEFECTS.items() if not k.startswith("multi_turn")}
 """AST entries whose ground truth no output can satisfy under BFCL's own checker (checked below)."""
-CALLS_HELD_OUT_FUNCTION = {
-    "multi_turn_miss_func_49": "the gold calls held-out `tail` at turn 1, before the turn that adds it (3); "
-    "BFCL's eval path runs any backend method, this environment only offers tools the agent was shown",
-}
+CALLS_HELD_OUT_FUNCTION = {k: v for k, v in GOLD_DEFECTS.items() if k.startswith("multi_turn")}
 
 
 def _oracle_reward(play, task) -> float:

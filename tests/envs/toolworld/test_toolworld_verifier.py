@@ -46,14 +46,14 @@ def test_missing_fact_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
     turns = _gold(task)
     info = _play(env, task, [*turns[:-1], "All done."])
     assert info["outcome"]["reward"] == 0.0
-    assert info["reward_breakdown"] == {"state": 1.0, "facts": 0.0, "process": 1.0}
-    assert info["outcome"]["details"]["missing_facts"] == task.verifier.params["facts"]
+    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 0.0, "completed": 1.0}
+    assert str(task.verifier.params["facts"]) in info["outcome"]["details"]["blocks"]["facts"]
 
 
 def test_wrong_state_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
     task = _find(tasks, lambda t: t.metadata["pattern"] == "single" and t.metadata["n_writes"] == 1)
     info = _play(env, task, [task.solution[-1].content])
-    assert info["reward_breakdown"]["state"] == 0.0 and info["outcome"]["reward"] == 0.0
+    assert info["reward_breakdown"]["state_match"] == 0.0 and info["outcome"]["reward"] == 0.0
 
 
 def test_refusing_after_doing_it_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
@@ -67,9 +67,9 @@ def test_refusing_after_doing_it_fails(env: gym.Env, tasks: list[TaskSpec]) -> N
             continue  # also over a hard limit: the tool refuses by itself
         _, reward, terminated, _, info = env.step(task.solution[-1].content)
         assert terminated and reward == 0.0, task.task_id
-        assert info["reward_breakdown"]["state"] == 0.0
+        assert info["reward_breakdown"]["state_match"] == 0.0
         if task.verifier.params["max_writes"] == 0:
-            assert info["reward_breakdown"]["process"] == 0.0
+            assert info["reward_breakdown"]["refusal"] == 0.0
         checked += 1
     assert checked >= 20
 
@@ -94,9 +94,25 @@ def test_ask_task_needs_a_question_before_any_write(env: gym.Env, tasks: list[Ta
     info = _play(env, task, gold)
     assert info["outcome"]["reward"] == 1.0
     statement = _play(env, task, ["Tell me which one you mean.", *gold[1:]])
-    assert statement["outcome"]["reward"] == 0.0 and "did not ask" in statement["outcome"]["details"]["process"]
+    assert statement["outcome"]["reward"] == 0.0 and "did not ask" in statement["outcome"]["details"]["blocks"]["ask_clarification"]
     eager = _play(env, task, [gold[1], "Which one did you mean?", gold[1], gold[-1]])
-    assert eager["reward_breakdown"]["process"] == 0.0 and "before asking" in eager["outcome"]["details"]["process"]
+    assert eager["reward_breakdown"]["ask_clarification"] == 0.0
+    assert "before asking" in eager["outcome"]["details"]["blocks"]["ask_clarification"]
+
+
+def test_refusal_that_claims_success_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
+    """The agent tries the refused call, gets the tool's error, then says it is done: reward 0
+    (the old verifier checked only the writes and the quoted facts, and scored this 1.0)."""
+    checked = 0
+    for task in [t for t in tasks if t.metadata.get("refusal") in ("bound", "status") and t.verifier.params["max_writes"] == 0][::5]:
+        call = ToolCall.from_dict(task.metadata["refused_call"])
+        facts = " ".join(task.verifier.params["facts"])
+        lie = f"Done, it is taken care of ({facts})."
+        info = _play(env, task, [*[render_turn(t) for t in task.solution[:-1]], render_calls([call]), lie])
+        assert info["outcome"]["reward"] == 0.0, task.task_id
+        assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 1.0, "refusal": 0.0, "completed": 1.0}
+        checked += 1
+    assert checked >= 10
 
 
 def test_step_limit_scores_zero(env: gym.Env, tasks: list[TaskSpec]) -> None:
