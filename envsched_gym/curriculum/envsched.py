@@ -121,15 +121,15 @@ class EnvSchedScheduler(BaseScheduler):
         self._within_in = self.graph.within.T.tocsr()
         self._slot = np.full(len(self.task_ids), -1, dtype=np.int64)
         self._base_score = self._node_score(np.arange(len(self.task_ids)))
+        self.env_family = np.zeros(len(self.env_ids), dtype=np.int64)
+        self.env_family[self.env_of] = self.mixture.family_of
+        self._member_envs = [self.env_of[members] for members in self.mixture.members]
         self.env_share = self._env_targets()
 
     def _env_targets(self) -> np.ndarray:
         """Each environment's target share: its family's target times its share of the family's tasks."""
-        mix = self.mixture
-        env_nodes = np.bincount(self.env_of, minlength=len(self.env_ids))
-        env_family = np.zeros(len(self.env_ids), dtype=np.int64)
-        env_family[self.env_of] = mix.family_of
-        return mix.target[env_family] * env_nodes / mix.sizes[env_family]
+        mix, family = self.mixture, self.env_family
+        return mix.target[family] * np.bincount(self.env_of, minlength=len(self.env_ids)) / mix.sizes[family]
 
     def next_batch(self, batch_size: int) -> list[str]:
         """Per family, its count's best nodes under score, quotas and similarity penalty."""
@@ -138,8 +138,10 @@ class EnvSchedScheduler(BaseScheduler):
         self._base_score[refreshed] = self._node_score(refreshed)
         score = self.scores()  # one snapshot serves every family: a fill refreshes only its own family's nodes
         picks: list[int] = []
-        for members, count in self.mixture.groups(size, self.family_shares(size, score)):
-            picks.extend(self._fill(count, members, score[members]))
+        for family, count in enumerate(self.mixture.counts(size, self.family_shares(size, score))):
+            if count:
+                members = self.mixture.members[family]
+                picks.extend(self._fill(int(count), family, score if len(members) == len(score) else score[members]))
         self.step += 1
         self.predictor.advance()
         return [self.task_ids[i] for i in picks]
@@ -185,24 +187,23 @@ class EnvSchedScheduler(BaseScheduler):
         variance, mean, uncertainty = self.predictor.compute(nodes)
         return {"variance": variance, "mean": mean, "uncertainty": uncertainty}
 
-    def quotas(self, batch_size: int, members: np.ndarray | None = None) -> np.ndarray:
-        """Most picks each environment may take of ``batch_size`` picks among ``members`` (default: the pool).
+    def quotas(self, batch_size: int, family: int | None = None) -> np.ndarray:
+        """Most picks each environment may take of ``batch_size`` picks from ``family`` (its position; default: the pool).
 
         An environment's quota follows its share of the predicted variance mass (the sum of its
-        nodes' predicted variance) of the environments of ``members``, times ``quota_slack``:
-        at least one pick, at most ``max_env_share`` of the picks (raised when too few
-        environments could fill them). Environments outside ``members`` get 0.
+        nodes' predicted variance) of the family's environments, times ``quota_slack``: at
+        least one pick, at most ``max_env_share`` of the picks (raised when too few
+        environments could fill them). Environments of other families get 0.
         """
         cfg = self.config
-        inside = np.zeros(len(self.env_ids), dtype=bool)
-        inside[self.env_of if members is None else self.env_of[members]] = True
+        inside = np.ones(len(self.env_ids), dtype=bool) if family is None else self.env_family == family
         mass = np.where(inside, np.maximum(self.predictor.env_mass, 0.0), 0.0)
         share = mass / mass.sum() if mass.sum() > 0 else inside / inside.sum()
         cap = max(math.ceil(cfg.max_env_share * batch_size), math.ceil(batch_size / inside.sum()))
         return np.where(inside, np.clip(np.ceil(cfg.quota_slack * batch_size * share), 1, cap), 0).astype(np.int64)
 
-    def _fill(self, size: int, members: np.ndarray, score: np.ndarray) -> list[int]:
-        """Greedy fill of ``size`` picks among ``members`` (one family's nodes, cached ``score``) under quotas and the similarity penalty.
+    def _fill(self, size: int, family: int, score: np.ndarray) -> list[int]:
+        """Greedy fill of ``size`` picks from ``family`` (``score``: its nodes' cached scores) under quotas and the similarity penalty.
 
         Candidates are the best nodes by cached score; their predictions are recomputed (and
         cached) before the greedy pass, so a stale cache can delay a node but never gets it
@@ -210,8 +211,8 @@ class EnvSchedScheduler(BaseScheduler):
         from the environments that still have quota; once none has (small environments), the
         quotas are lifted for the rest of the family's picks.
         """
-        envs = self.env_of[members]
-        left = self.quotas(size, members)
+        members, envs = self.mixture.members[family], self._member_envs[family]
+        left = self.quotas(size, family)
         picks: list[int] = []
         taken = np.zeros(len(members), dtype=bool)
         n_cand = min(len(members), self.config.candidates_per_slot * size)
