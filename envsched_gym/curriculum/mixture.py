@@ -176,6 +176,7 @@ def project(share: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """
     if low.sum() > 1.0 + 1e-12 or high.sum() < 1.0 - 1e-12 or (low > high).any():
         raise ValueError(f"no shares fit between {low.tolist()} and {high.tolist()} and sum to 1")
+    share = np.maximum(share, 1e-12)  # a share that underflowed to 0 still scales (and is then lifted to its low bound)
     lo, hi = 0.0, float((high / share).max())
     for _ in range(200):
         mid = (lo + hi) / 2
