@@ -38,6 +38,7 @@ from trl import GRPOConfig
 
 from envsched_gym.curriculum import make_scheduler
 from envsched_gym.plugins import import_modules, split_imports
+from envsched_gym.rl.env_backend import EnvBackend
 from envsched_gym.rl.feedback import RoundLogger
 from envsched_gym.rl.generation import SamplingConfig
 from envsched_gym.rl.grpo import (
@@ -107,6 +108,8 @@ class TrainConfig:
     save_steps: int = field(default=3, metadata={"help": "Checkpoint every this many steps."})
     bf16: bool = field(default=False, metadata={"help": "bf16 autocast for the training passes (GPUs; CPUs with AMX or AVX512-BF16)."})
     use_vllm: bool = field(default=False, metadata={"help": "Generate with vLLM (TRL colocate mode)."})
+    env_workers: int = field(default=0, metadata={"help": "Ray actors running the training environments (0: in this process); a local Ray, or the cluster at $RAY_ADDRESS."})
+    env_lockstep: bool = field(default=False, metadata={"help": "With env workers, generate only once every episode's observation is in (the in-process samples, less overlap)."})
     gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory (large models)."})
     resume: bool = field(default=False, metadata={"help": "Resume from the last checkpoint in output_dir."})
     seed: int = field(default=0, metadata={"help": "Seed of the model, the task samples, the curriculum and sampling."})
@@ -212,6 +215,19 @@ def grpo_args(config: TrainConfig, num_processes: int = 1) -> GRPOConfig:
     )  # fmt: skip
 
 
+def train_envs(config: TrainConfig, train: Suite) -> EnvBackend:
+    """Where the training episodes' environments run: this process, or ``env_workers`` Ray actors.
+
+    An episode whose worker died or timed out on every attempt stops the run with the fix
+    (``EpisodeFailed``) rather than reaching GRPO with a reward.
+    """
+    if config.env_workers <= 0:
+        return EnvPool(train)
+    from envsched_gym.rl.env_workers import RayEnvWorkers
+
+    return RayEnvWorkers(train, config.env_workers, lockstep=config.env_lockstep, imports=[m for m in config.imports.split(",") if m])
+
+
 def main(config: TrainConfig) -> Path:
     """Train; returns the run directory."""
     run = Path(config.output_dir)
@@ -236,7 +252,7 @@ def main(config: TrainConfig) -> Path:
     sampler = CurriculumSampler(scheduler, config.tasks_per_step, config.num_generations, repeat_count=args.steps_per_generation, num_rounds=config.steps)
     slots = Dataset.from_dict({"prompt": [str(j) for j in range(config.tasks_per_step)]})
     rollouts = EnvironmentRollouts(
-        EnvPool(train), tokenizer, SamplingConfig(config.max_new_tokens, config.temperature), config.max_completion_length,
+        train_envs(config, train), tokenizer, SamplingConfig(config.max_new_tokens, config.temperature), config.max_completion_length,
         RoundLogger(sampler, run / "metrics.jsonl"), config.num_generations,
     )  # fmt: skip
     callbacks: list[Any] = [CurriculumCheckpoint(sampler, rollouts)]
