@@ -80,7 +80,8 @@ class Adapter:
         return build_verifier(task, self)
 
     def gold_state(self, task: TaskSpec) -> Any:
-        """The world state after replaying the task's gold calls on a fresh world (cached per task).
+        """The world state after replaying the task's gold calls on a fresh world (cached per task;
+        the same object is returned every time, so read it, don't change it).
 
         Raises:
             ValueError: The task has no gold solution.
@@ -95,7 +96,7 @@ class Adapter:
                 for call in turn.tool_calls:
                     world.call(call.name, call.arguments)
             cache[task.task_id] = world.state()
-        return copy.deepcopy(cache[task.task_id])
+        return cache[task.task_id]
 
     def make_user(self, task: TaskSpec) -> UserSimulator:
         """The user simulator for one episode of ``task`` (default: scripted turns)."""

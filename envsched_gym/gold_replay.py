@@ -32,7 +32,9 @@ def check_gold(adapter: Adapter, envs: dict[str, EnvSpec], tasks: list[TaskSpec]
             without += 1
             continue
         gym_id = envs[task.env_id].gym_id
-        env = pool.setdefault(gym_id, ToolUseEnv(adapter, gym_id))
+        if gym_id not in pool:
+            pool[gym_id] = ToolUseEnv(adapter, gym_id)
+        env = pool[gym_id]
         try:
             episode, before, after = _replay(env, task)
         except Exception as exc:  # a user's world, user simulator or verifier raising is the finding
