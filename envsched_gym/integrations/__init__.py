@@ -1,0 +1,1 @@
+"""Adapters to other RL engines' environment interfaces (install the engine's extra first)."""
