@@ -102,11 +102,18 @@ class Oracle:
         for ctx in contexts:
             text = self.tokenizer.decode(ctx)
             start = text.index("<|im_start|>user\n") + len("<|im_start|>user\n")
-            turns = self.first_user[text[start : text.index(END, start)]].task.solution or []
+            node = self.first_user.get(text[start : text.index(END, start)])  # None: the user simulator failed to start
+            turns = node.task.solution or [] if node is not None else []
             n = text.count("<|im_start|>assistant") - 1
             reply = render_turn(turns[n]) if n < len(turns) else "Done."
             out.append(Generated([*self.tokenizer(reply)["input_ids"], self.tokenizer.eos_token_id]))
         return out
+
+
+class UserServer(ThreadingHTTPServer):
+    """A threaded HTTP server whose listen queue holds every concurrent episode's request."""
+
+    request_queue_size, daemon_threads = 1024, True
 
 
 class SleepyUser(BaseHTTPRequestHandler):
@@ -153,13 +160,21 @@ def first_user_messages(suite: Suite, seed: int) -> dict[str, Any]:
 
 
 def measure(pool: EnvBackend, ids: list[str], oracle: Oracle, cfg: ScaleConfig, warm_up: bool = True) -> tuple[float, float]:
-    """Episodes/s over ``cfg.rounds`` timed batches, and the mean reward."""
+    """Episodes/s over ``cfg.rounds`` timed batches, and the mean reward.
+
+    Raises:
+        RuntimeError: An episode's user simulator failed (the rates would time failures).
+    """
     if warm_up:
         run_rollouts(ids, pool, oracle.tokenizer, oracle, 1 << 20, seed=cfg.seed)  # type: ignore[arg-type]
-    start, rewards = time.perf_counter(), []
+    start, rollouts = time.perf_counter(), []
     for _ in range(cfg.rounds):
-        rewards += [r.reward for r in run_rollouts(ids, pool, oracle.tokenizer, oracle, 1 << 20, seed=cfg.seed)]  # type: ignore[arg-type]
-    return cfg.rounds * len(ids) / (time.perf_counter() - start), sum(rewards) / len(rewards)
+        rollouts += run_rollouts(ids, pool, oracle.tokenizer, oracle, 1 << 20, seed=cfg.seed)  # type: ignore[arg-type]
+    elapsed = time.perf_counter() - start
+    broken = [r for r in rollouts if r.termination == "user_error"]
+    if broken:
+        raise RuntimeError(f"{len(broken)} episodes lost their user simulator, e.g. {broken[0].error}; lower --episodes or --concurrency")
+    return cfg.rounds * len(ids) / elapsed, sum(r.reward for r in rollouts) / len(rollouts)
 
 
 def scale_row(label: str, suite: Suite, cfg: ScaleConfig, warm_serial: bool = True) -> dict[str, Any]:
@@ -197,14 +212,14 @@ WORKLOADS = {"toolworld": ("ToolWorld", "ToolWorld"), "bfcl": ("BFCL multi_turn_
              "tau": ("Tau retail, scripted user", "envsched/Tau-retail-v0")}  # fmt: skip
 
 
-def main(cfg: ScaleConfig) -> None:
-    """Both tables, printed as Markdown."""
+def main(cfg: ScaleConfig) -> list[dict[str, Any]]:
+    """Print both tables as Markdown; returns their rows (Table 2's last)."""
     init_ray(num_cpus=max(int(w) for w in cfg.workers.split(",") if w))
     tasks = max(1, cfg.episodes // cfg.group)
     chosen = [(label, name) for key, (label, name) in WORKLOADS.items() if key in cfg.families.split(",")]
     rows = [scale_row(label, pick_tasks(name, tasks, cfg.seed), cfg) for label, name in chosen]
     print_table(f"Table 1. {cfg.episodes} concurrent episodes, oracle policy, CPU-bound environments", rows, cfg)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), SleepyUser)
+    server = UserServer(("127.0.0.1", 0), SleepyUser)
     SleepyUser.latency_s, SleepyUser.turns = cfg.user_latency_ms / 1000, cfg.user_turns
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -215,6 +230,7 @@ def main(cfg: ScaleConfig) -> None:
         server.shutdown()
     print_table(f"Table 2. {cfg.episodes} concurrent episodes, LLM user at {cfg.user_latency_ms:g} ms per reply, "
                 f"{cfg.user_turns + 1} replies per episode", [row], cfg)  # fmt: skip
+    return [*rows, row]
 
 
 if __name__ == "__main__":
