@@ -5,7 +5,10 @@ need the benchmark files) provides the pool: its ``train`` split is scheduled, i
 ``heldout`` splits are only evaluated (a seeded 20 % of the nodes when a pool has neither).
 Only the rewards are simulated; the tasks, tools and declarations are the real ones.
 
-The simulator's assumptions (fixed before any scheduler was run, identical for all of them):
+Learner A's assumptions (:class:`Learner`, fixed before any scheduler was run, identical for all of them);
+``--learner B`` uses :class:`benchmarks.learner_b.LearnerB` instead (forgetting, per-task
+memorisation, interference between environments, dead-end tasks; see its module), and
+``--learner both`` runs every row on each:
 
 1. **Latent skills.** The learner has one skill per tool name, one per environment and one per
    interaction pattern (interaction kind, user simulator, call-dependency pattern, single- or
@@ -37,15 +40,22 @@ A second table gives each family's share of the groups against the curriculum's 
 (``envsched_gym.curriculum.mixture``: the pool share with a 5 % floor and an 80 % cap, or
 ``--family-weights``), over all steps and seeds; the oracle follows no mix.
 
-Run: ``python benchmarks/scheduler_sim.py [--seeds 5 --steps 40 --png curves.png --family-weights BFCL=1,...]``.
+The held-out columns give the mean over seeds and ``[min, max]`` over seeds; the acceptance
+lines check issue 15's targets for every EnvSched row. ``--variant LABEL:key=value,...`` adds
+an EnvSched row with other options (ablations), ``--seed-start 100`` runs the tuning seeds.
+
+Run: ``python benchmarks/scheduler_sim.py [--learner A|B|both --seeds 5 --seed-start 0 --steps 40 --png curves.png
+--family-weights BFCL=1,... --variant no-transfer:transfer_weight=0]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -53,12 +63,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import scipy.sparse as sp
-from scipy.stats import spearmanr
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import envsched_gym
+from benchmarks.learner_b import LearnerB
+from benchmarks.sim_report import Run, acceptance, family_table, summarise
 from envsched_gym.curriculum import execution_signature, make_scheduler
 from envsched_gym.curriculum.features import task_tools
-from envsched_gym.curriculum.mixture import Mixture
 from envsched_gym.suite import Suite, TaskNode, parse_weights
 
 FAMILIES = ("ToolWorld", "BFCL", "Tau", "ACE")
@@ -71,21 +83,31 @@ class SimConfig:
 
     Attributes:
         seeds: Independent runs per scheduler (learner init, rewards and scheduler seeds).
+        seed_start: First seed (seeds ``seed_start .. seed_start + seeds - 1``); the reported
+            comparison uses 0-4, any tuning of EnvSched's constants uses 100-104.
         steps: T; every scheduler runs to 3T steps' worth of rollouts.
         batch: Groups per step (B).
         group: Rollouts per group (G).
-        png: Learning-curve figure path.
+        png: Learning-curve figure path (with ``-A`` / ``-B`` before the suffix for ``learner="both"``).
         families: Families to pool (those whose data is missing are skipped with a note).
         family_weights: Target mix, ``"BFCL=2,ACE=1,..."`` (``""``: the pool share with floor and cap).
+        learner: ``"A"`` (:class:`Learner`), ``"B"`` (:class:`benchmarks.learner_b.LearnerB`) or ``"both"``.
+        schedulers: Rows to run, from :data:`ORDER`.
+        variants: Extra EnvSched rows, each ``"LABEL:key=value,..."`` (EnvSchedConfig or
+            PredictorConfig fields, e.g. ``"no-transfer:transfer_weight=0"``) for ablations.
     """
 
     seeds: int = 5
+    seed_start: int = 0
     steps: int = 40
     batch: int = 16
     group: int = 8
     png: str = "scheduler_sim.png"
     families: tuple[str, ...] = FAMILIES
     family_weights: str = ""
+    learner: str = "A"
+    schedulers: tuple[str, ...] = ORDER
+    variants: tuple[str, ...] = ()
 
 
 class Learner:
@@ -148,27 +170,12 @@ def _pattern(node: TaskNode) -> str:
     return "/".join(categories[:3]) + ("/multi-turn" if len(node.task.user_turns) > 1 else "/single-turn")
 
 
-@dataclass
-class Run:
-    """One scheduler, one seed."""
-
-    curve: list[float] = field(default_factory=list)
-    groups: int = 0
-    varied: int = 0
-    predicted: list[float] = field(default_factory=list)
-    realised: list[float] = field(default_factory=list)
-    fresh: list[bool] = field(default_factory=list)
-    ceiling: list[float] = field(default_factory=list)
-    family_groups: Counter[str] = field(default_factory=Counter)
-    seconds: float = 0.0
-
-
 class OracleScheduler:
     """Reference only (not a real scheduler): the B tasks of highest true ``p (1 - p)``."""
 
     name = "oracle"
 
-    def __init__(self, train: Suite, learner: Learner) -> None:
+    def __init__(self, train: Suite, learner: Learner | LearnerB) -> None:
         self.task_ids = [n.task_id for n in train.nodes]
         self.learner = learner
         self.position = {t: i for i, t in enumerate(self.task_ids)}
@@ -191,14 +198,41 @@ class OracleScheduler:
         return True
 
 
-def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, cfg: SimConfig) -> Run:
-    """Run ``name`` for ``3T`` steps' worth of rollouts; the curve has one point per step's worth."""
+def make_learner(kind: str, nodes: list[TaskNode], seed: int) -> Learner | LearnerB:
+    """Learner ``kind`` (``"A"`` or ``"B"``) over ``nodes``."""
+    if kind == "A":
+        return Learner(nodes, seed)
+    if kind == "B":
+        return LearnerB(nodes, seed, _skills_of, _pattern)
+    raise ValueError(f"unknown learner {kind!r}; use 'A' or 'B' (or --learner both to run each)")
+
+
+def parse_variant(text: str) -> tuple[str, dict[str, Any]]:
+    """``"LABEL:key=value,..."`` -> (label, EnvSched overrides); values are read as numbers."""
+    label, _, options = text.partition(":")
+    if not label or not options:
+        raise ValueError(f"variant {text!r} must read LABEL:key=value[,key=value...], e.g. no-transfer:transfer_weight=0")
+    overrides = {}
+    for item in options.split(","):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"variant {text!r}: {item!r} is not key=value")
+        overrides[key.strip()] = float(value) if "." in value or "e" in value else int(value)
+    return label, overrides
+
+
+def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, cfg: SimConfig, learner_kind: str = "A",
+             overrides: dict[str, Any] | None = None) -> Run:  # fmt: skip
+    """Run scheduler ``name`` (with EnvSched ``overrides``) for ``3T`` steps' worth of rollouts on learner ``learner_kind``.
+
+    The curve has one point per step's worth of rollouts.
+    """
     nodes = list(train.nodes) + heldout_nodes
-    learner = Learner(nodes, seed)
+    learner = make_learner(learner_kind, nodes, seed)
     held = np.arange(len(train), len(nodes))
     rng = np.random.default_rng([seed, 11])
     started = time.perf_counter()
-    scheduler = OracleScheduler(train, learner) if name == "oracle" else make_scheduler(name, train, seed=seed)
+    scheduler = OracleScheduler(train, learner) if name == "oracle" else make_scheduler(name, train, seed=seed, **(overrides or {}))
     position = {t: i for i, t in enumerate(n.task_id for n in train.nodes)}
     step_cost, budget = cfg.batch * cfg.group, 3 * cfg.steps * cfg.batch * cfg.group
     run, seen, spent = Run(curve=[float(learner.success(held).mean())]), set(), 0
@@ -248,114 +282,59 @@ def load_pool(families: tuple[str, ...]) -> tuple[Suite, list[TaskNode], list[st
     return Suite(train), held, notes
 
 
-def _spearman(pred: list[float], real: list[float]) -> float:
-    if len(pred) < 3 or np.ptp(pred) == 0 or np.ptp(real) == 0:
-        return float("nan")
-    return float(spearmanr(pred, real).statistic)
-
-
-def _first_reach(curve: list[float], target: float) -> int | None:
-    hits = np.flatnonzero(np.asarray(curve) >= target - 1e-12)
-    return int(hits[0]) if hits.size else None
-
-
-def summarise(runs: dict[str, list[Run]], cfg: SimConfig) -> list[str]:
-    """The results table (one row per scheduler, means over seeds)."""
-    T, step_cost = cfg.steps, cfg.batch * cfg.group
-    targets = [max(r.curve) for r in runs["random"]]
-    random_reach = [_first_reach(r.curve, t) for r, t in zip(runs["random"], targets, strict=True)]
-    header = f"{'scheduler':<9} {'held@0':>7} {'held@T':>7} {'held@3T':>8} {'to-target':>10} {'x random':>9} {'eff.ratio':>9} {'calib':>6} {'calib-new':>9} {'ceiling':>7} {'s/run':>6}"
-    lines = [header, "-" * len(header)]
-    for name in [n for n in ORDER if n in runs]:
-        rs = runs[name]
-        reach = [_first_reach(r.curve, t) for r, t in zip(rs, targets, strict=True)]
-        done = [(k, base) for k, base in zip(reach, random_reach, strict=True) if k is not None]
-        to_target = f"{np.mean([k for k, _ in done]) * step_cost:,.0f}" if done else "never"
-        ratio = f"{np.mean([k for k, _ in done]) / np.mean([b for _, b in done]):.2f}" if done else "-"
-        if len(done) < len(rs):
-            to_target += f" ({len(done)}/{len(rs)})"
-        calib = np.nanmean([_spearman(r.predicted, r.realised) for r in rs]) if name != "random" and name != "dapo" else float("nan")
-        fresh = [
-            _spearman(
-                [p for p, f in zip(r.predicted, r.fresh, strict=True) if f], [v for v, f in zip(r.realised, r.fresh, strict=True) if f]
-            )
-            for r in rs
-        ]
-        calib_new = np.nanmean(fresh) if name not in ("random", "dapo") and not np.isnan(fresh).all() else float("nan")
-        ceiling = [
-            _spearman([c for c, f in zip(r.ceiling, r.fresh, strict=True) if f], [v for v, f in zip(r.realised, r.fresh, strict=True) if f])
-            for r in rs
-        ]
-        lines.append(
-            f"{name:<9} {np.mean([r.curve[0] for r in rs]):7.3f} {np.mean([r.curve[T] for r in rs]):7.3f} {np.mean([r.curve[3 * T] for r in rs]):8.3f} "
-            f"{to_target:>10} {ratio:>9} {np.mean([r.varied / r.groups for r in rs]):9.3f} {_fmt(calib):>6} {_fmt(calib_new):>9} {_fmt(_nanmean(ceiling)):>7} {np.mean([r.seconds for r in rs]):6.1f}"
-        )  # fmt: skip
-    return lines
-
-
-def family_table(runs: dict[str, list[Run]], train: Suite) -> list[str]:
-    """Each family's share of the groups (all steps and seeds) per scheduler, next to the target mix."""
-    mix = Mixture(train)
-    names = [n for n in ORDER if n in runs]
-    header = f"{'family':<10} {'pool':>6} {'target':>7} " + " ".join(f"{n:>8}" for n in names)
-    lines = [header, "-" * len(header)]
-    worst = dict.fromkeys(names, 0.0)
-    for f, family in enumerate(mix.families):
-        cells = []
-        for name in names:
-            share = sum(r.family_groups[family] for r in runs[name]) / sum(r.groups for r in runs[name])
-            worst[name] = max(worst[name], abs(share - mix.target[f]))
-            cells.append(f"{share:8.3f}")
-        lines.append(f"{family:<10} {mix.sizes[f] / mix.sizes.sum():6.3f} {mix.target[f]:7.3f} " + " ".join(cells))
-    lines.append(f"{'max |share - target|':<25} " + " ".join(f"{worst[n]:8.3f}" for n in names))
-    return lines
-
-
-def _nanmean(values: list[float]) -> float:
-    return float("nan") if np.isnan(values).all() else float(np.nanmean(values))
-
-
-def _fmt(value: float) -> str:
-    return "n/a" if np.isnan(value) else f"{value:.2f}"
-
-
-def plot(runs: dict[str, list[Run]], cfg: SimConfig) -> None:
+def plot(runs: dict[str, list[Run]], cfg: SimConfig, png: str, learner: str) -> None:
     """Mean held-out score against rollouts, one line per scheduler (band: min-max over seeds)."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name in [n for n in ORDER if n in runs]:
+    for name in runs:
         curves = np.array([r.curve[: 3 * cfg.steps + 1] for r in runs[name]])
         x = np.arange(curves.shape[1]) * cfg.batch * cfg.group
-        ax.plot(x, curves.mean(axis=0), label=name, linewidth=2.2 if name == "envsched" else 1.3)
+        ax.plot(x, curves.mean(axis=0), label=name, linewidth=2.2 if name.startswith("envsched") else 1.3)
         ax.fill_between(x, curves.min(axis=0), curves.max(axis=0), alpha=0.12)
     ax.axvline(cfg.steps * cfg.batch * cfg.group, color="grey", linestyle=":", label="T")
     ax.set_xlabel("rollouts")
     ax.set_ylabel("held-out success (mean p)")
-    ax.set_title(f"Simulated learner, B={cfg.batch}, G={cfg.group}, {cfg.seeds} seeds")
+    ax.set_title(f"Simulated learner {learner}, B={cfg.batch}, G={cfg.group}, {cfg.seeds} seeds")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(cfg.png, dpi=120)
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
 
 
-def main(cfg: SimConfig) -> dict[str, list[Run]]:
-    """Run every scheduler over every seed, print the table, write the figure."""
+def run_all(train: Suite, held: list[TaskNode], cfg: SimConfig, learner: str) -> dict[str, list[Run]]:
+    """Every scheduler row (and EnvSched variant) over every seed on ``learner``."""
+    rows: dict[str, tuple[str, dict[str, Any]]] = {name: (name, {}) for name in cfg.schedulers}
+    for text in cfg.variants:
+        label, overrides = parse_variant(text)
+        rows[f"envsched-{label}"] = ("envsched", overrides)
+    if "random" not in rows:
+        raise ValueError("the tables measure every scheduler against random; keep 'random' in --schedulers")
+    seeds = range(cfg.seed_start, cfg.seed_start + cfg.seeds)
+    return {label: [simulate(name, train, held, seed, cfg, learner, over) for seed in seeds] for label, (name, over) in rows.items()}
+
+
+def main(cfg: SimConfig) -> dict[str, dict[str, list[Run]]]:
+    """Run every scheduler over every seed on the chosen learner(s), print the tables, write the figures."""
     train, held, notes = load_pool(cfg.families)
     train = train.with_weights(parse_weights(cfg.family_weights))
     families = sorted({n.family for n in train.nodes} | {n.family for n in held})
     print(f"pool: {len(train)} train nodes, {len(held)} held-out nodes, {len(train.envs)} environments, families {families}")
     for note in notes:
         print(note)
-    runs: dict[str, list[Run]] = {name: [simulate(name, train, held, seed, cfg) for seed in range(cfg.seeds)] for name in ORDER}
-    for line in summarise(runs, cfg):
-        print(line)
-    print()
-    for line in family_table(runs, train):
-        print(line)
-    env_T = np.mean([r.curve[cfg.steps] for r in runs["envsched"]])
-    rnd_3T = np.mean([r.curve[3 * cfg.steps] for r in runs["random"]])
-    print(f"EnvSched at T ({env_T:.3f}) vs random at 3T ({rnd_3T:.3f}): {'met' if env_T >= rnd_3T else 'missed'}")
-    plot(runs, cfg)
-    print(f"learning curves: {cfg.png}")
-    return runs
+    learners = ("A", "B") if cfg.learner == "both" else (cfg.learner,)
+    seeds = f"seeds {cfg.seed_start}-{cfg.seed_start + cfg.seeds - 1}"
+    results = {}
+    for learner in learners:
+        runs = results[learner] = run_all(train, held, cfg, learner)
+        print(f"\n== learner {learner}: {seeds}, T={cfg.steps}, B={cfg.batch}, G={cfg.group} ==")
+        for line in [*summarise(runs, cfg.steps, cfg.batch * cfg.group), "", *family_table(runs, train)]:
+            print(line)
+        for name in [n for n in runs if n.startswith("envsched")]:
+            print(f"acceptance ({name}, learner {learner}):")
+            print("\n".join(acceptance(runs, train, cfg.steps, name)))
+        png = cfg.png if len(learners) == 1 else str(Path(cfg.png).with_stem(f"{Path(cfg.png).stem}-{learner}"))
+        plot(runs, cfg, png, learner)
+        print(f"learning curves: {png}")
+    return results
 
 
 def parse_args() -> SimConfig:
@@ -363,14 +342,19 @@ def parse_args() -> SimConfig:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     defaults = SimConfig()
     parser.add_argument("--seeds", type=int, default=defaults.seeds)
+    parser.add_argument("--seed-start", type=int, default=defaults.seed_start, help="first seed (tuning: 100)")
     parser.add_argument("--steps", type=int, default=defaults.steps, help="T")
     parser.add_argument("--batch", type=int, default=defaults.batch)
     parser.add_argument("--group", type=int, default=defaults.group)
     parser.add_argument("--png", default=defaults.png)
     parser.add_argument("--families", nargs="+", default=list(defaults.families))
     parser.add_argument("--family-weights", default=defaults.family_weights, help="target mix, e.g. BFCL=2,ACE=1,Tau=1,ToolWorld=1")
-    args = parser.parse_args()
-    return SimConfig(args.seeds, args.steps, args.batch, args.group, args.png, tuple(args.families), args.family_weights)
+    parser.add_argument("--learner", choices=("A", "B", "both"), default=defaults.learner)
+    parser.add_argument("--schedulers", nargs="+", choices=ORDER, default=list(defaults.schedulers))
+    parser.add_argument("--variant", action="append", default=[], help="extra EnvSched row LABEL:key=value,... (repeatable)")
+    a = parser.parse_args()
+    return SimConfig(a.seeds, a.seed_start, a.steps, a.batch, a.group, a.png, tuple(a.families), a.family_weights, a.learner,
+                     tuple(a.schedulers), tuple(a.variant))  # fmt: skip
 
 
 if __name__ == "__main__":

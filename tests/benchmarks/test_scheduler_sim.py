@@ -1,11 +1,13 @@
-"""The simulated-learner benchmark: equal budgets, learning only from varied groups."""
+"""The simulated-learner benchmark: equal budgets, learning only from varied groups, learner B's dynamics."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from benchmarks.scheduler_sim import ORDER, Learner, SimConfig, simulate, summarise
+from benchmarks.learner_b import LearnerB
+from benchmarks.scheduler_sim import ORDER, Learner, SimConfig, _pattern, _skills_of, parse_variant, run_all, simulate
+from benchmarks.sim_report import acceptance, summarise
 from envsched_gym.curriculum.synthetic import synthetic_suite
 from envsched_gym.suite import Suite
 
@@ -27,13 +29,81 @@ def test_learner_learns_only_from_varied_groups(pool) -> None:
     assert (learner.success() >= before - 1e-12).all()
 
 
-def test_every_scheduler_spends_the_same_budget(pool) -> None:
+@pytest.fixture()
+def learner_b(pool) -> tuple[LearnerB, int, np.ndarray]:
+    """Learner B over train + held-out nodes, the number of train nodes, and the held-out positions."""
     train, held = pool
-    cfg = SimConfig(seeds=1, steps=3, batch=8, group=4)
-    runs = {name: [simulate(name, train, held, 0, cfg)] for name in ORDER}
+    nodes = list(train.nodes) + held
+    return LearnerB(nodes, 0, _skills_of, _pattern), len(train), np.arange(len(train), len(nodes))
+
+
+def test_learner_b_memo_does_not_reach_held_out_tasks(learner_b) -> None:
+    """Revisiting one task raises it far more than anything else; a held-out task gains only through shared skills."""
+    learner, n_train, held = learner_b
+
+    def skills(i: int) -> tuple:
+        return tuple(sorted(learner.tools[i])), learner.env[i], learner.pattern[i]
+
+    task, twin = next(
+        (int(t), int(h)) for t in np.flatnonzero(~learner.dead[:n_train]) for h in held if not learner.dead[h] and skills(h) == skills(t)
+    )
+    logit_task, logit_twin = learner.logits(np.array([task, twin]))
+    for _ in range(5):
+        learner.learn(np.array([task]), np.array([0.25]))
+    gain_task, gain_twin = learner.logits(np.array([task, twin])) - np.array([logit_task, logit_twin])
+    assert learner.memo[task] == pytest.approx(5 * learner.MEMO_LR) and (learner.memo[held] == 0).all()
+    assert gain_task == pytest.approx(gain_twin + 5 * learner.MEMO_LR) and gain_twin > 0
+
+
+def test_learner_b_forgets_unused_skills_and_dead_ends_never_move(learner_b) -> None:
+    learner, n_train, _ = learner_b
+    dead = np.flatnonzero(learner.dead)
+    assert dead.size and (learner.success(dead) == learner.dead_p[dead]).all()
+    live = int(np.flatnonzero(~learner.dead[:n_train])[0])
+    learner.skill += 1.0  # every skill above its initial value
+    raised = learner.skill.copy()
+    unused_env = int(next(e for e in np.unique(learner.env) if e != learner.env[live]))
+    learner.learn(np.array([live]), np.array([0.0]))  # a step that uses only `live`'s skills and teaches nothing
+    assert learner.skill[unused_env] == pytest.approx(raised[unused_env] - learner.FORGET * 1.0)
+    assert learner.skill[learner.env[live]] == raised[learner.env[live]]
+    before = learner.success(dead).copy()
+    learner.learn(dead[:5], np.full(min(5, dead.size), 0.25))
+    assert np.array_equal(learner.success(dead), before) and (learner.memo[dead] == 0).all()
+
+
+def test_learner_b_interference_lowers_conflicting_environments(learner_b) -> None:
+    learner, n_train, _ = learner_b
+    live = int(np.flatnonzero(~learner.dead[:n_train])[0])
+    env = learner.env[live]
+    rivals = learner.conflict[env].indices
+    assert rivals.size == min(learner.CONFLICTS, len(np.unique(learner.env)) - 1)
+    before = learner.skill[rivals].copy()
+    learner.learn(np.array([live]), np.array([0.25]))
+    assert (learner.skill[rivals] < before).all()
+
+
+@pytest.mark.parametrize("learner", ["A", "B"])
+def test_every_scheduler_spends_the_same_budget(pool, learner: str) -> None:
+    train, held = pool
+    cfg = SimConfig(seeds=1, steps=3, batch=8, group=4, variants=("plain:task_bonus=0.0",))
+    runs = run_all(train, held, cfg, learner)
+    assert list(runs) == [*ORDER, "envsched-plain"]
     for name, (run,) in runs.items():
         assert len(run.curve) == 3 * cfg.steps + 1, name
         assert run.groups * cfg.group == 3 * cfg.steps * cfg.batch * cfg.group, name
         assert len(run.predicted) == len(run.realised) == run.groups
-    lines = summarise(runs, cfg)
-    assert len(lines) == 2 + len(ORDER) and lines[2].startswith("envsched")
+    lines = summarise(runs, cfg.steps, cfg.batch * cfg.group)
+    assert len(lines) == 2 + len(runs) and lines[2].startswith("envsched")
+    assert len(acceptance(runs, train, cfg.steps)) == 5
+
+
+def test_learners_differ_and_bad_options_say_the_fix(pool) -> None:
+    train, held = pool
+    cfg = SimConfig(seeds=1, steps=2, batch=8, group=4)
+    a, b = (simulate("random", train, held, 0, cfg, kind) for kind in "AB")
+    assert a.curve != b.curve
+    with pytest.raises(ValueError, match="use 'A' or 'B'"):
+        simulate("random", train, held, 0, cfg, "C")
+    with pytest.raises(ValueError, match="LABEL:key=value"):
+        parse_variant("transfer_weight=0")
+    assert parse_variant("x:transfer_weight=0.5,candidates_per_slot=8") == ("x", {"transfer_weight": 0.5, "candidates_per_slot": 8})
