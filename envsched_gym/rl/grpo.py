@@ -90,6 +90,8 @@ class EnvironmentRollouts:
             raise RuntimeError("train_grpo.py's rollouts are for training rounds; evaluate with training/evaluate.py or HeldoutEval")
         start = time.perf_counter()
         tasks = self.logger.sampler.bind(self.round)
+        if trainer.accelerator.num_processes > 1:
+            self._log_binding(trainer, tasks, prompts)
         rollouts = run_rollouts(
             [tasks[int(slot)] for slot in prompts], self.pool, self.tokenizer, self._generator(trainer), self.max_completion_length, seed=self.round,
             any_active=self._any_active(trainer), template_kwargs=self.template_kwargs,
@@ -109,6 +111,14 @@ class EnvironmentRollouts:
             "env_reward": [r.reward for r in rollouts],
             "env_success": [float(r.success) for r in rollouts],
         }
+
+    def _log_binding(self, trainer: GRPOTrainer, tasks: list[str], prompts: list[str]) -> None:
+        """Append this process's binding of the round to ``bindings.rank<k>.jsonl`` in the run
+        directory: every rank must bind the same tasks (the multi-process test compares them)."""
+        rank = trainer.accelerator.process_index
+        record = {"round": self.round, "rank": rank, "tasks": tasks, "slots": [int(slot) for slot in prompts]}
+        with (Path(trainer.args.output_dir) / f"bindings.rank{rank}.jsonl").open("a") as f:
+            f.write(json.dumps(record) + "\n")
 
     def _generator(self, trainer: GRPOTrainer) -> TokenGenerator:
         if self.generator is not None:

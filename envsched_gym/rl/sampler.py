@@ -128,7 +128,16 @@ class CurriculumSampler(Sampler[int]):
         }  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict` (the scheduler included)."""
+        """Restore :meth:`state_dict` (the scheduler included).
+
+        Raises:
+            ValueError: The state lacks a key (a checkpoint written by an older version).
+        """
+        if missing := sorted({"decisions", "predictions", "mixes", "pending", "applied", "scheduler"} - set(state)):
+            raise ValueError(
+                f"the checkpoint's curriculum state lacks {missing} (written by an older envsched-gym); resume it with the "
+                "version that wrote it, or start a new run in a new --output-dir"
+            )
         self.decisions = [list(d) for d in state["decisions"]]
         self.predictions = list(state["predictions"])
         self.mixes = list(state["mixes"])

@@ -130,3 +130,11 @@ def test_every_round_logs_each_familys_share_next_to_its_target(toy_suite, notes
     restored = CurriculumSampler(make_scheduler("envsched", mixed, seed=0), B, G, repeat_count=1, num_rounds=4)
     restored.load_state_dict(sampler.state_dict())
     assert restored.mixes == sampler.mixes
+
+
+def test_a_checkpoint_state_from_an_older_version_is_refused_with_the_fix(toy_suite):
+    sampler = _sampler(toy_suite)
+    state = sampler.state_dict()
+    del state["mixes"]
+    with pytest.raises(ValueError, match=r"lacks \['mixes'\].*older envsched-gym.*new --output-dir"):
+        _sampler(toy_suite).load_state_dict(state)
