@@ -107,7 +107,9 @@ class TrainConfig:
     eval_base: bool = field(default=False, metadata={"help": "Also evaluate the model before the warm start (the untrained base)."})
     save_steps: int = field(default=3, metadata={"help": "Checkpoint every this many steps."})
     bf16: bool = field(default=False, metadata={"help": "bf16 autocast for the training passes (GPUs; CPUs with AMX or AVX512-BF16)."})
-    use_vllm: bool = field(default=False, metadata={"help": "Generate with vLLM (TRL colocate mode)."})
+    use_vllm: bool = field(default=False, metadata={"help": "Generate with vLLM through TRL (see --vllm-mode)."})
+    vllm_mode: str = field(default="colocate", metadata={"help": "colocate (vLLM in the training processes) or server (a `trl vllm-serve` process; TRL syncs its weights)."})
+    vllm_server_base_url: str = field(default="", metadata={"help": "Server mode: the `trl vllm-serve` address, e.g. http://10.0.0.5:8000 (empty: TRL's default, localhost:8000)."})
     env_workers: int = field(default=0, metadata={"help": "Ray actors running the training environments (0: in this process); a local Ray, or the cluster at $RAY_ADDRESS."})
     env_lockstep: bool = field(default=False, metadata={"help": "With env workers, generate only once every episode's observation is in (the in-process samples, less overlap)."})
     gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory (large models)."})
@@ -203,16 +205,21 @@ def grpo_args(config: TrainConfig, num_processes: int = 1) -> GRPOConfig:
             f"tasks_per_step x num_generations = {rollouts} rollouts do not split into micro-batches of per_device_batch={config.per_device_batch}"
             f" on {num_processes} process(es); choose a per_device_batch that divides {rollouts // num_processes}"
         )
+    if config.vllm_mode not in ("colocate", "server"):
+        raise SystemExit(f"unknown --vllm-mode '{config.vllm_mode}'; use colocate or server")
+    if config.vllm_server_base_url and (config.vllm_mode != "server" or not config.use_vllm):
+        raise SystemExit("--vllm-server-base-url is for --use-vllm --vllm-mode server; add those flags or drop the URL")
+    server = {"vllm_server_base_url": config.vllm_server_base_url} if config.vllm_server_base_url else {}
     on_gpu = torch.cuda.is_available()
     return GRPOConfig(
         output_dir=config.output_dir, max_steps=config.steps, per_device_train_batch_size=config.per_device_batch,
         gradient_accumulation_steps=rollouts // per_step, num_generations=config.num_generations, num_iterations=1, learning_rate=config.learning_rate,
         lr_scheduler_type="constant", beta=config.beta, loss_type=config.loss_type, temperature=config.temperature,
-        max_completion_length=config.max_completion_length, bf16=config.bf16, use_vllm=config.use_vllm, vllm_mode="colocate",
+        max_completion_length=config.max_completion_length, bf16=config.bf16, use_vllm=config.use_vllm, vllm_mode=config.vllm_mode,
         gradient_checkpointing=config.gradient_checkpointing, logging_steps=1, save_steps=config.save_steps, save_strategy="steps",
         report_to="none", seed=config.seed, dataloader_num_workers=0, remove_unused_columns=False, use_cpu=not on_gpu,
         ddp_find_unused_parameters=False,  # LoRA trains every adapter weight each step; True costs an extra autograd pass
-        disable_tqdm=False,
+        disable_tqdm=False, **server,
     )  # fmt: skip
 
 

@@ -121,3 +121,15 @@ def test_smol_cpu_two_grpo_steps_change_the_lora_weights(tmp_path):
     assert "base_model: HuggingFaceTB/SmolLM2-135M-Instruct" in card and "None" not in card
     log = json.loads((run / "checkpoint-2" / "trainer_state.json").read_text())["log_history"]
     assert all(h["num_tokens"] > 0 for h in log if "num_tokens" in h)
+
+
+def test_vllm_server_mode_reaches_trl_and_a_stray_url_is_refused(monkeypatch):
+    monkeypatch.setattr(TrainingArguments, "world_size", property(lambda self: 1))
+    config = parse_config(["--preset", "qwen3-8b", "--vllm-mode", "server", "--vllm-server-base-url", "http://10.0.0.5:8000"])
+    args = grpo_args(config, 1)
+    assert (args.use_vllm, args.vllm_mode, args.vllm_server_base_url) == (True, "server", "http://10.0.0.5:8000")
+    assert grpo_args(parse_config(["--preset", "qwen3-8b"]), 1).vllm_mode == "colocate"
+    with pytest.raises(SystemExit, match="unknown --vllm-mode 'remote'"):
+        grpo_args(parse_config(["--preset", "qwen3-8b", "--vllm-mode", "remote"]), 1)
+    with pytest.raises(SystemExit, match="is for --use-vllm --vllm-mode server"):
+        grpo_args(parse_config(["--vllm-server-base-url", "http://x:8000"]), 1)
