@@ -41,6 +41,7 @@ from envsched_gym.curriculum.features import NodeFeatures, build_features
 from envsched_gym.curriculum.graph import DualGraph
 from envsched_gym.curriculum.mixture import MixtureConfig
 from envsched_gym.curriculum.predictor import PredictorConfig, VariancePredictor
+from envsched_gym.curriculum.regression import DeclarationModel
 from envsched_gym.curriculum.state import StateReader
 from envsched_gym.suite import Suite
 
@@ -65,6 +66,9 @@ class EnvSchedConfig:
         candidates_per_slot: Candidates considered per batch slot before the greedy fill.
         mix_temperature: How strongly the families' scores move their shares within the
             mixture's band (smaller: more strongly; see :meth:`EnvSchedScheduler.family_shares`).
+        transfer_weight: Exponent of the transfer value on the predicted variance: a node's
+            variance term is ``variance * transfer_value ** transfer_weight`` (0: variance
+            alone; see :meth:`EnvSchedScheduler.transfer_value`).
         predictor: Evidence weights and decay of the variance predictor.
     """
 
@@ -80,6 +84,7 @@ class EnvSchedConfig:
     quota_slack: float = 1.5
     candidates_per_slot: int = 16
     mix_temperature: float = 0.05
+    transfer_weight: float = 0.5
     predictor: PredictorConfig = field(default_factory=PredictorConfig)
 
 
@@ -115,8 +120,12 @@ class EnvSchedScheduler(BaseScheduler):
         cfg = self.config
         self.features = features or build_features(suite.nodes, text_weight=cfg.text_weight)
         self.graph = graph or DualGraph.build(self.features, cfg.k_within, cfg.k_cross, cfg.block, cfg.cross_block, seed)
-        self.predictor = VariancePredictor(self.graph, self.env_of, cfg.predictor)
+        model = DeclarationModel(self.features, cfg.predictor.model_half_life, cfg.predictor.model_penalty)
+        self.predictor = VariancePredictor(self.graph, self.env_of, model, cfg.predictor)
         self.tie_break = np.random.default_rng([seed, 1]).random(len(self.task_ids)) * 1e-6
+        units = self.features.units
+        self._unit_reach = np.sqrt(np.maximum(units.count - 1, 0) / max(len(self.task_ids) - 1, 1))
+        self._unit_mass = np.asarray(units.matrix.sum(axis=0)).ravel()
         self.env_groups = np.zeros(len(self.env_ids))
         self._within_in = self.graph.within.T.tocsr()
         self._slot = np.full(len(self.task_ids), -1, dtype=np.int64)
@@ -170,9 +179,32 @@ class EnvSchedScheduler(BaseScheduler):
         """Current score of every node (cached per-node part plus the environment bonus)."""
         return self._base_score + self.env_term().astype(np.float32)[self.env_of]
 
+    def transfer_value(self, nodes: np.ndarray) -> np.ndarray:
+        """How much of what ``nodes`` teach is shared by the pool and not yet learned (1: the pool's average node).
+
+        Per unit ``u`` (a tool the gold calls, the environment, a signature category;
+        :mod:`envsched_gym.curriculum.units`): ``reach_u = sqrt((nodes having u - 1) / (n - 1))``,
+        the part of the pool a lesson on ``u`` can carry to, times ``room_u = 1 -`` the decayed
+        success rate of the groups that exercised ``u`` (one group at the pool's mean as prior).
+        A node's value per kind is the weighted mean of ``reach_u room_u`` over its units of that
+        kind, divided by the pool's mean for the kind; its transfer value is the mean over the
+        three kinds. A unit no other task has (a BFCL single-turn function) carries nothing, and a
+        task whose gold makes no call has no tool part.
+        """
+        model, units = self.predictor.model, self.features.units
+        prior = self.predictor.pool_prior()[1]
+        room = 1.0 - (model.unit_successes + 8.0 * prior) / (model.unit_rollouts + 8.0)
+        per_unit = self._unit_reach * room
+        kind_mean = np.bincount(units.kind, weights=self._unit_mass * per_unit, minlength=3) / len(self.task_ids)
+        scaled = per_unit / np.maximum(kind_mean[units.kind], 1e-12)
+        return np.asarray(units.matrix[nodes] @ scaled).ravel() / 3.0
+
     def _node_score(self, nodes: np.ndarray) -> np.ndarray:
-        predictor = self.predictor
-        score = predictor.variance[nodes] + self.config.task_bonus * predictor.uncertainty[nodes] + self.tie_break[nodes]
+        predictor, cfg = self.predictor, self.config
+        variance = predictor.variance[nodes]
+        if cfg.transfer_weight:
+            variance = variance * self.transfer_value(nodes) ** cfg.transfer_weight
+        score = variance + cfg.task_bonus * predictor.uncertainty[nodes] + self.tie_break[nodes]
         return score.astype(np.float32)
 
     def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:

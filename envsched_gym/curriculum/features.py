@@ -24,6 +24,7 @@ from sklearn.feature_extraction import FeatureHasher
 from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
 from sklearn.preprocessing import normalize
 
+from envsched_gym.curriculum.units import Units, build_units
 from envsched_gym.declarations import TaskSpec, ToolSpec
 from envsched_gym.suite import TaskNode
 
@@ -42,12 +43,17 @@ class NodeFeatures:
         signature: Dense float32, rows L2-normalised; dot product = execution-signature similarity.
         env_of: Environment position of each node.
         env_ids: Environment ids by position.
+        numeric: Dense float32 ``(nodes, len(NUMERIC))``: the signature's standardised
+            log-numeric facts before normalisation (inputs of the declaration model).
+        units: The tools, environment and signature categories each node exercises.
     """
 
     within: sp.csr_matrix
     signature: np.ndarray
     env_of: np.ndarray
     env_ids: list[str]
+    numeric: np.ndarray
+    units: Units
 
     def __len__(self) -> int:
         return self.within.shape[0]
@@ -68,16 +74,18 @@ def build_features(nodes: list[TaskNode], text_weight: float = 0.6, text_dims: i
     text = _text_matrix([task_text(n.task) for n in nodes], text_dims)
     within = sp.hstack([np.sqrt(text_weight) * text, np.sqrt(1.0 - text_weight) * _attributes(nodes, env_of, env_ids)], format="csr")
     within = normalize(within, copy=False).astype(np.float32)
-    writes: dict[int, set[str]] = {}
-    rows = []
+    writes: dict[int, tuple[set[str], list[str]]] = {}
+    rows, available = [], []
     for n in nodes:
         tools = task_tools(n)
         if id(tools) not in writes:
-            writes[id(tools)] = {t.name for t in tools if t.write}
-        rows.append(execution_signature(n, writes[id(tools)]))
+            writes[id(tools)] = ({t.name for t in tools if t.write}, [t.name for t in tools])
+        rows.append(execution_signature(n, writes[id(tools)][0]))
+        available.append(writes[id(tools)][1])
     numeric, categories = zip(*rows, strict=True) if rows else ((), ())
-    signature = _signature_matrix(np.asarray(numeric, dtype=np.float64).reshape(len(nodes), len(NUMERIC)), list(categories))
-    return NodeFeatures(within=within, signature=signature, env_of=env_of, env_ids=env_ids)
+    scaled, signature = _signature_matrix(np.asarray(numeric, dtype=np.float64).reshape(len(nodes), len(NUMERIC)), list(categories))
+    units = build_units(nodes, env_of, env_ids, list(categories), available)
+    return NodeFeatures(within=within, signature=signature, env_of=env_of, env_ids=env_ids, numeric=scaled, units=units)
 
 
 def task_text(task: TaskSpec) -> str:
@@ -156,8 +164,8 @@ def _hashed(tokens: list[list[str]], dims: int = 2**14) -> sp.csr_matrix:
     return matrix
 
 
-def _signature_matrix(numeric: np.ndarray, categories: list[list[str]]) -> np.ndarray:
-    """Standardised log-numeric facts next to hashed categories, rows L2-normalised."""
+def _signature_matrix(numeric: np.ndarray, categories: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """The standardised log-numeric facts, and the signature: those next to hashed categories, rows L2-normalised."""
     logs = np.log1p(np.maximum(numeric, 0.0))
     spread = logs.std(axis=0)
     scaled = (logs - logs.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
@@ -166,4 +174,4 @@ def _signature_matrix(numeric: np.ndarray, categories: list[list[str]]) -> np.nd
     onehot = table[[distinct[tuple(c)] for c in categories]] if categories else np.zeros((0, 64))
     dense = np.hstack([scaled, 1.5 * onehot])
     norms = np.linalg.norm(dense, axis=1, keepdims=True)
-    return (dense / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    return scaled.astype(np.float32), (dense / np.where(norms > 0, norms, 1.0)).astype(np.float32)

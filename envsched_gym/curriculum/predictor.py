@@ -38,6 +38,7 @@ import numpy as np
 from sklearn.preprocessing import normalize
 
 from envsched_gym.curriculum.graph import DualGraph
+from envsched_gym.curriculum.regression import DeclarationModel
 from envsched_gym.curriculum.state import StateReader
 
 ROLLOUTS, REWARD, GROUPS, VARIANCE = range(4)
@@ -61,6 +62,13 @@ class PredictorConfig:
             (for pools larger than ``refresh_period * refresh_budget``: once per
             ``n / refresh_budget`` steps).
         refresh_budget: Most nodes of the rotating slice recomputed per step.
+        model_weight: Most evidence the declaration model (:mod:`envsched_gym.curriculum.regression`)
+            can contribute; it counts ``model_weight * g / (g + 16)`` after ``g`` decayed groups
+            (0: graph propagation only).
+        model_penalty: Ridge penalty of the declaration model.
+        model_half_life: Steps after which a group weighs half in the declaration model (longer
+            than ``half_life``: which tools and environments are hard changes more slowly than
+            any one task's success rate).
     """
 
     within_weight: float = 1.0
@@ -72,14 +80,18 @@ class PredictorConfig:
     revisit_forget: float = 0.5
     refresh_period: int = 20
     refresh_budget: int = 8192
+    model_weight: float = 1.0
+    model_penalty: float = 1.0
+    model_half_life: float = 30.0
 
 
 class VariancePredictor:
     """Predicted within-group reward variance, mean and uncertainty for every node."""
 
-    def __init__(self, graph: DualGraph, env_of: np.ndarray, config: PredictorConfig | None = None) -> None:
+    def __init__(self, graph: DualGraph, env_of: np.ndarray, model: DeclarationModel, config: PredictorConfig | None = None) -> None:
         self.config = config or PredictorConfig()
         self.env_of = env_of
+        self.model = model
         n = len(env_of)
         self.n = n
         self.w_within = normalize(graph.within, norm="l1").tocsr()
@@ -120,6 +132,7 @@ class VariancePredictor:
         self.stats[node] += delta
         self.last_seen[node] = self.step
         self.pending.append((node, delta))
+        self.model.observe(node, size, reward_sum, self.step)
 
     def flush(self) -> None:
         """Apply pending updates to environment, pool and in-neighbour aggregates (vectorised)."""
@@ -182,6 +195,8 @@ class VariancePredictor:
     def compute(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Fresh (variance, mean, uncertainty) of ``nodes`` from the current statistics."""
         self.flush()
+        if self.model.stale:
+            self.model.fit(self.step)
         cfg = self.config
         decay = self.growth ** -(self.step - self.base_step)
         group = self.group_size()
@@ -196,6 +211,10 @@ class VariancePredictor:
             mu_sum += weight * agg[:, REWARD] / np.maximum(agg[:, ROLLOUTS], 1e-12)
             nu_sum += weight * agg[:, VARIANCE] / np.maximum(agg[:, GROUPS], 1e-12)
             weight_sum += weight
+        if cfg.model_weight > 0 and self.model.evidence > 0:
+            model_mu, model_nu = self.model.predict(nodes)
+            weight = cfg.model_weight * self.model.evidence / (self.model.evidence + 16.0)
+            mu_sum, nu_sum, weight_sum = mu_sum + weight * model_mu, nu_sum + weight * model_nu, weight_sum + weight
         mu = mu_sum / weight_sum
         spread = mu * (1.0 - mu)
         nu = np.minimum(nu_sum / weight_sum, spread)
@@ -228,14 +247,14 @@ class VariancePredictor:
 
     # ------------------------------------------------------------------- state
     ARRAYS = ("stats", "agg_within", "agg_cross", "env_stats", "pool", "last_seen", "variance", "mean", "uncertainty", "env_mass")
-    STATE_KEYS = (*ARRAYS, "base_step", "step", "cursor", "dirty")
+    STATE_KEYS = (*ARRAYS, "base_step", "step", "cursor", "dirty", "model")
 
     def state_dict(self) -> dict[str, Any]:
         """Statistics, aggregates, cached predictions and clock, as JSON-able lists."""
         self.flush()
         state: dict[str, Any] = {name: getattr(self, name).tolist() for name in self.ARRAYS}
         dirty = np.unique(np.concatenate(self.dirty)).tolist() if self.dirty else []
-        state.update(base_step=self.base_step, step=self.step, cursor=self.cursor, dirty=dirty)
+        state.update(base_step=self.base_step, step=self.step, cursor=self.cursor, dirty=dirty, model=self.model.state_dict())
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -264,10 +283,13 @@ class VariancePredictor:
         if dirty.size and dirty.max() >= self.n:
             reader.fail("dirty", f"holds node {dirty.max()}, outside the {self.n} nodes")
         values["dirty"] = [dirty]
+        values["model"] = self.model.read_state(reader.nested("model", DeclarationModel.STATE_KEYS))
         return values
 
     def apply_state(self, values: dict[str, Any]) -> None:
         """Assign the values :meth:`read_state` checked (pending updates are dropped: a saved state has none)."""
+        values = dict(values)
+        self.model.apply_state(values.pop("model"), values["step"])
         for name, value in values.items():
             setattr(self, name, value)
         self.pending = []

@@ -88,7 +88,7 @@ def test_every_scheduler_follows_the_weights_within_the_band(name: str, mixed_su
     picks = Counter(mixed_suite.node(t).family for batch in drive(s, 30, seed=1, batch=16, per_task_p=True) for t in batch)
     total = sum(picks.values())
     for family, weight in WEIGHTS.items():
-        assert abs(picks[family] / total - weight) <= 0.05, (family, picks)
+        assert abs(picks[family] / total - weight) <= 0.05 + 1e-9, (family, picks)  # the band clips at exactly 5 points
 
 
 @pytest.mark.parametrize("name", sorted(SCHEDULERS))

@@ -1,0 +1,178 @@
+"""The declaration model: an online ridge regression of success on the declaration features.
+
+The graph propagation predicts a never-seen task from its neighbours' statistics; this model
+predicts it from what its declarations have in common with every task seen so far. It regresses
+the empirical logit of each group's success rate,
+``y = logit((successes + 1/2) / (G + 1))``, on the node's row
+
+    units (tools used, environment, signature categories; :mod:`envsched_gym.curriculum.units`)
+    + the standardised numeric signature facts + 1 + log(1 + earlier groups of this node)
+
+by weighted ridge regression (penalty ``penalty`` on every coefficient but the intercept).
+Each group weighs ``1 / (noise + 1)`` (``noise = 1 / ((G + 1) p (1 - p))``: the sampling
+variance of its logit) times ``0.5 ** (age / half_life)``, so the fit follows the moving policy.
+The last column separates what training a task did to that task from what its declarations
+predict: a never-seen task has 0 there. That matters when the learner memorises (its trained
+tasks rise faster than their untrained neighbours) and would otherwise bias every prediction
+for never-seen tasks upward.
+
+The prediction for a node is the logit-normal ``N(x beta, s^2)``, ``s^2`` the residual variance
+of the fit less the mean sampling noise (shrunk towards ``prior_residual`` while there are few
+groups), through which ``E[p]`` and ``E[p (1 - p)]`` follow by Gauss-Hermite quadrature.
+
+**Cost.** The model keeps the groups of the last ``log2(1000) * half_life`` steps (older ones
+weigh under 1/1000 and are dropped) and refits once per batch of updates by conjugate
+gradients on the normal equations, warm-started from the previous coefficients: one sparse
+product over those groups per iteration, independent of the pool size. A prediction is one
+sparse row product per node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import cg
+
+from envsched_gym.curriculum.features import NodeFeatures
+from envsched_gym.curriculum.state import StateReader
+
+_POINTS, _WEIGHTS = np.polynomial.hermite_e.hermegauss(12)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+
+
+class DeclarationModel:
+    """Online weighted ridge regression of group success logits on declaration features (see the module docstring).
+
+    Args:
+        features: The suite's node features (their units and numeric signature).
+        half_life: Steps after which a group weighs half.
+        penalty: Ridge penalty on every coefficient but the intercept.
+        prior_residual: Logit variance assumed around the fit before there is evidence.
+    """
+
+    IRLS_STEPS = 2
+    ROWS = ("node", "prior_visits", "size", "successes", "born")
+    STATE_KEYS = (*ROWS, "visits", "beta", "residual")
+
+    def __init__(self, features: NodeFeatures, half_life: float, penalty: float = 1.0, prior_residual: float = 2.0) -> None:
+        n = len(features)
+        self.design = sp.hstack([features.units.matrix, sp.csr_matrix(features.numeric.astype(np.float64)), np.ones((n, 1))], format="csr")
+        self.units = features.units
+        self.half_life, self.penalty, self.prior_residual = half_life, penalty, prior_residual
+        self.visits = np.zeros(n, dtype=np.int64)
+        self.node = np.zeros(0, dtype=np.int64)
+        self.prior_visits = np.zeros(0, dtype=np.int64)
+        self.size = np.zeros(0)
+        self.successes = np.zeros(0)
+        self.born = np.zeros(0, dtype=np.int64)
+        self.beta = np.zeros(self.design.shape[1] + 1)
+        self.residual = prior_residual
+        self.evidence = 0.0
+        self.unit_rollouts = np.zeros(len(self.units))
+        self.unit_successes = np.zeros(len(self.units))
+        self._pending: list[tuple[int, int, float, float]] = []
+        self._step = 0
+
+    def observe(self, node: int, size: int, successes: float, step: int) -> None:
+        """Queue one finished group of ``node`` (``successes``: the sum of its rewards clipped to [0, 1])."""
+        self._pending.append((node, int(self.visits[node]), float(size), float(successes)))
+        self.visits[node] += 1
+        self._step = step
+
+    @property
+    def stale(self) -> bool:
+        """Whether groups arrived since the last :meth:`fit`."""
+        return bool(self._pending)
+
+    def fit(self, step: int) -> None:
+        """Add the queued groups, drop the ones older than ~10 half-lives, refit the coefficients and unit statistics."""
+        if self._pending:
+            node, prior, size, successes = (np.array(c) for c in zip(*self._pending, strict=True))
+            self._pending.clear()
+            self.node, self.prior_visits = np.r_[self.node, node.astype(np.int64)], np.r_[self.prior_visits, prior.astype(np.int64)]
+            self.size, self.successes = np.r_[self.size, size], np.r_[self.successes, successes]
+            self.born = np.r_[self.born, np.full(len(node), step, dtype=np.int64)]
+        decay = 0.5 ** ((step - self.born) / self.half_life)
+        alive = decay >= 1e-3
+        if not alive.all():
+            for name in self.ROWS:
+                setattr(self, name, getattr(self, name)[alive])
+            decay = decay[alive]
+        self._solve(decay)
+
+    def _solve(self, decay: np.ndarray) -> None:
+        """Two warm-started IRLS steps (each: conjugate gradients on the weighted normal equations); then the spread and unit statistics."""
+        if not len(self.node):
+            self.residual = self.prior_residual
+            self._unit_statistics(decay)
+            return
+        rows = self._rows(self.node, self.prior_visits)
+        penalty = np.full(rows.shape[1], self.penalty)
+        penalty[-2] = 1e-4  # the intercept
+        rate = self.successes / self.size
+        for _ in range(self.IRLS_STEPS):
+            logit = rows @ self.beta
+            p = np.clip(1.0 / (1.0 + np.exp(-logit)), 1e-4, 1 - 1e-4)
+            weight = decay * self.size * p * (1.0 - p)
+            working = logit + (rate - p) / (p * (1.0 - p))
+            normal = (rows.T @ sp.diags(weight) @ rows + sp.diags(penalty)).tocsr()
+            self.beta, _ = cg(normal, rows.T @ (weight * working), x0=self.beta, rtol=1e-6, maxiter=50)
+        p = 1.0 / (1.0 + np.exp(-(rows @ self.beta)))
+        spread = p * (1.0 - p)
+        excess = decay @ ((self.successes - self.size * p) ** 2 - self.size * spread)
+        scale = decay @ (self.size * (self.size - 1.0) * spread**2)
+        groups = float(decay.sum())
+        self.residual = (groups * min(max(excess / max(scale, 1e-9), 0.05), 6.0) + self.prior_residual) / (groups + 1.0)
+        self._unit_statistics(decay)
+
+    def _unit_statistics(self, decay: np.ndarray) -> None:
+        """Decayed rollouts and successes of every unit over the kept groups, and the evidence (decayed group count)."""
+        self.evidence = float(decay.sum())
+        member = self.units.matrix[self.node].T
+        self.unit_rollouts = member @ (decay * self.size)
+        self.unit_successes = member @ (decay * self.successes)
+
+    def _rows(self, nodes: np.ndarray, prior_visits: np.ndarray) -> sp.csr_matrix:
+        return sp.hstack([self.design[nodes], np.log1p(prior_visits)[:, None]], format="csr")
+
+    def predict(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(E[p], E[p (1 - p)])`` of ``nodes`` under the current fit (the prior 0.5 logit spread before any group)."""
+        logit = self._rows(nodes, self.visits[nodes]) @ self.beta
+        p = 1.0 / (1.0 + np.exp(-(logit[:, None] + np.sqrt(self.residual) * _POINTS[None, :])))
+        return p @ _WEIGHTS, (p * (1.0 - p)) @ _WEIGHTS
+
+    # ------------------------------------------------------------------- state
+    def state_dict(self) -> dict[str, Any]:
+        """The kept groups, per-node visit counts, coefficients and residual (JSON-able)."""
+        if self._pending:
+            self.fit(self._step)
+        state: dict[str, Any] = {name: getattr(self, name).tolist() for name in (*self.ROWS, "visits", "beta")}
+        state["residual"] = self.residual
+        return state
+
+    def read_state(self, reader: StateReader) -> dict[str, Any]:
+        """The checked values of a saved state: group arrays of one length, nodes inside the pool."""
+        values: dict[str, Any] = {
+            name: reader.array(name, (-1,), integer=name != "size" and name != "successes", minimum=0) for name in self.ROWS
+        }
+        lengths = [len(v) for v in values.values()]
+        common = max(set(lengths), key=lengths.count)
+        for name, length in zip(self.ROWS, lengths, strict=True):
+            if length != common:
+                reader.fail(name, f"has length {length}, expected {common} like the other group arrays {list(self.ROWS)}")
+        if len(values["node"]) and values["node"].max() >= len(self.visits):
+            reader.fail("node", f"holds node {values['node'].max()}, outside the {len(self.visits)} nodes")
+        values["visits"] = reader.array("visits", self.visits.shape, integer=True, minimum=0)
+        values["beta"] = reader.array("beta", self.beta.shape)
+        values["residual"] = reader.number("residual", minimum=0.0)
+        return values
+
+    def apply_state(self, values: dict[str, Any], step: int) -> None:
+        """Assign the checked values and recompute the derived statistics at ``step``."""
+        for name, value in values.items():
+            setattr(self, name, value)
+        self._pending.clear()
+        self._step = step
+        self._unit_statistics(0.5 ** ((step - self.born) / self.half_life))
