@@ -6,6 +6,7 @@ its workers find the Toy family through PYTHONPATH.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
@@ -26,13 +27,13 @@ from envsched_gym.rl.rollout import WORKER_ERROR, EnvPool, EpisodeFailed, run_ro
 HERE = Path(__file__).parent
 
 
-def slow_toy() -> None:
-    """Actor setup: the Toy family with a ``put`` tool that takes 3 s (a hung backend)."""
+def slow_toy(seconds: float = 3.0) -> None:
+    """Actor setup: the Toy family with a ``put`` tool that takes ``seconds`` (a slow or hung backend)."""
     register_toy()
     slow = Store.put
 
     def put(self, key: str, value: int) -> str:
-        time.sleep(3.0)
+        time.sleep(seconds)
         return slow(self, key, value)
 
     Store.put = put
@@ -42,20 +43,22 @@ class Oracle:
     """Plays each context's task gold turns; a context's output depends on it alone (batch-invariant)."""
 
     def __init__(self, tokenizer, suite, on_call=None):
-        self.tokenizer, self.nodes, self.on_call, self.calls = tokenizer, list(suite), on_call, 0
+        self.tokenizer, self.nodes, self.on_call, self.calls, self.turns = tokenizer, list(suite), on_call, 0, []
         self.marker = tokenizer("<|im_start|>assistant", add_special_tokens=False)["input_ids"]
 
     def generate(self, contexts):
         if self.on_call:
             self.on_call(self.calls)
         self.calls += 1
-        out = []
+        out, turns = [], []
         for ctx in contexts:
             text = self.tokenizer.decode(ctx)
             node = next(n for n in self.nodes if n.task.instruction in text)
             turn = sum(ctx[i : i + len(self.marker)] == self.marker for i in range(len(ctx))) - 1
+            turns.append(turn)
             ids = self.tokenizer(render_turn(node.task.solution[turn]), add_special_tokens=False)["input_ids"]
             out.append(Generated([*ids, self.tokenizer.eos_token_id]))
+        self.turns.append((time.monotonic(), turns))
         return out
 
 
@@ -147,6 +150,24 @@ def test_timed_out_episodes_are_retried_then_reported_never_scored(local_ray, to
             run_rollouts(ids, slow, tokenizer, Oracle(tokenizer, toy_suite), 1000)
     finally:
         slow.shutdown()
+
+
+def test_the_model_generates_for_ready_episodes_while_others_step(local_ray, toy_suite, tokenizer):
+    copy = [n.task_id for n in toy_suite if n.env.env_id == "Toy-copy"][:2]  # get (fast), put (1 s), done
+    put = [n.task_id for n in toy_suite if n.env.env_id == "Toy-put"][:2]  # put (1 s), done
+    slow = RayEnvWorkers(toy_suite, 2, max_concurrency=8, cpus_per_worker=0.5, setup=functools.partial(slow_toy, 1.0))
+    try:
+        second_turn_after = {}  # seconds from the first generate call to the first second-turn context
+        for slow.lockstep in (False, True):
+            oracle = Oracle(tokenizer, toy_suite)
+            rollouts = run_rollouts(copy + put, slow, tokenizer, oracle, 1000)
+            assert [r.reward for r in rollouts] == [1.0] * 4
+            assert sum(len(turns) for _, turns in oracle.turns) == 2 * 3 + 2 * 2  # every agent turn generated once
+            second_turn_after[slow.lockstep] = next(t for t, turns in oracle.turns if 1 in turns) - oracle.turns[0][0]
+    finally:
+        slow.shutdown()
+    assert second_turn_after[False] < 0.5  # the copy tasks' put is generated while the put tasks' puts run
+    assert second_turn_after[True] >= 1.0  # lockstep waits for every observation
 
 
 def test_missing_ray_names_the_install(monkeypatch):
