@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from envsched_gym.rl.kv_cache import CachedBatch, extend, forward_chunk, match_rows, prefill_shared
+from envsched_gym.rl.kv_cache import CachedBatch, ParkedRows, can_park, extend, forward_chunk, match_rows, park, prefill_shared, unpark
 
 
 @dataclass
@@ -114,22 +114,41 @@ class HFGenerator:
         return out  # type: ignore[return-value]
 
     def _decode(self, batch: CachedBatch, logits: torch.Tensor) -> list[Generated]:
-        """Sample one message per row, feeding each token back through the cache."""
+        """Sample one message per row, feeding each token back through the cache.
+
+        Rows that have stopped (their stop token fed) are parked once they are a quarter of the
+        rows still decoding, so later steps run only the rows that continue; parked rows rejoin
+        the batch at the end with masked padding, the layout they would have had if fed padding.
+        """
         rows = logits.shape[0]
         ids: list[list[int]] = [[] for _ in range(rows)]
         logprobs: list[list[float]] = [[] for _ in range(rows)]
+        live = list(range(rows))  # original row of each row of ``batch``, in order
+        parked: list[ParkedRows] = []
+        parked_rows: list[int] = []
         done = torch.zeros(rows, dtype=torch.bool, device=logits.device)
+        parkable = self.reuse_cache and can_park(batch)
         for step in range(self.sampling.max_new_tokens):
             token, logprob = self._sample(logits)
             for r in torch.nonzero(~done).flatten().tolist():
-                ids[r].append(int(token[r]))
-                logprobs[r].append(float(logprob[r]))
+                ids[live[r]].append(int(token[r]))
+                logprobs[live[r]].append(float(logprob[r]))
             was_done = done.clone()
             done |= token == self.stop_id
             if bool(done.all()) or step + 1 == self.sampling.max_new_tokens:
                 break
+            stopped = torch.nonzero(was_done).flatten().tolist()
+            if parkable and stopped and 4 * len(stopped) >= len(live):
+                keep = torch.nonzero(~was_done).flatten()
+                parked.append(park(batch, stopped))
+                parked_rows += [live[r] for r in stopped]
+                live = [live[r] for r in keep.tolist()]
+                token, done, was_done = token[keep], done[keep], was_done[keep]
             feed = torch.where(was_done, torch.full_like(token, self.pad_id), token).unsqueeze(1)
             logits = forward_chunk(self.model, batch, feed, (~was_done).long().unsqueeze(1))
+        if parked:
+            position = {row: i for i, row in enumerate(live + parked_rows)}
+            unpark(batch, parked, [position[r] for r in range(rows)])
         return [Generated(i, lp) for i, lp in zip(ids, logprobs, strict=True)]
 
     def _sample(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

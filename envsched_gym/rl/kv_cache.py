@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import torch
 from transformers import DynamicCache, PreTrainedModel
+from transformers.cache_utils import DynamicLayer
 
 
 @dataclass
@@ -44,6 +45,61 @@ class CachedBatch:
         self.mask = self.mask[index]
         self.tokens = [list(self.tokens[r]) for r in rows]
         return self
+
+
+@dataclass
+class ParkedRows:
+    """Rows taken out of a batch while the others keep decoding (see :func:`park`).
+
+    Attributes:
+        keys: Per layer, ``(rows, kv heads, width, head dim)`` at the time they were parked.
+        values: Same shape as ``keys``.
+        mask: ``(rows, width)``.
+        tokens: Per row, its real tokens.
+    """
+
+    keys: list[torch.Tensor]
+    values: list[torch.Tensor]
+    mask: torch.Tensor
+    tokens: list[list[int]]
+
+
+def can_park(batch: CachedBatch) -> bool:
+    """Whether the cache is made of plain full-attention layers, whose rows can be parked."""
+    return all(type(layer) is DynamicLayer and layer.is_initialized for layer in batch.cache.layers)
+
+
+def park(batch: CachedBatch, rows: list[int]) -> ParkedRows:
+    """Take ``rows`` out of ``batch`` (which keeps the other rows, in order) and return them.
+
+    A row that has stopped decoding still needs its keys and values for the next agent step of
+    its episode; parking keeps them aside so the decoding steps of the other rows don't run it.
+    """
+    taken = torch.tensor(rows, dtype=torch.long, device=batch.mask.device)
+    kept = [r for r in range(len(batch.tokens)) if r not in set(rows)]
+    out = ParkedRows(
+        [layer.keys[taken] for layer in batch.cache.layers], [layer.values[taken] for layer in batch.cache.layers],
+        batch.mask[taken], [batch.tokens[r] for r in rows],
+    )  # fmt: skip
+    batch.select(kept)
+    return out
+
+
+def unpark(batch: CachedBatch, parked: list[ParkedRows], order: list[int]) -> None:
+    """Put parked rows back after ``batch``'s rows, then reorder all rows by ``order``.
+
+    Parked rows are padded on the right to the batch's width with masked zeros: positions count
+    real tokens only, so a parked row sees the same positions as if it had been fed padding.
+    """
+    width = batch.mask.shape[1]
+    for part in parked:
+        grow = width - part.mask.shape[1]
+        for layer, keys, values in zip(batch.cache.layers, part.keys, part.values, strict=True):
+            layer.keys = torch.cat([layer.keys, torch.nn.functional.pad(keys, (0, 0, 0, grow))], dim=0)
+            layer.values = torch.cat([layer.values, torch.nn.functional.pad(values, (0, 0, 0, grow))], dim=0)
+        batch.mask = torch.cat([batch.mask, torch.nn.functional.pad(part.mask, (0, grow))], dim=0)
+        batch.tokens += part.tokens
+    batch.select(order)
 
 
 def left_pad(rows: list[list[int]], pad_id: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:

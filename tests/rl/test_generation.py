@@ -8,6 +8,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from envsched_gym.rl.generation import Generated, HFGenerator, SamplingConfig
 from envsched_gym.rl.kv_cache import match_rows
+from envsched_gym.rl.kv_cache import park as kv_park
 
 
 @pytest.fixture(scope="module")
@@ -31,16 +32,17 @@ def _episodes(generator, tokenizer, prompts, steps=3):
 class OneByOne:
     """The reference: each context alone through ``model.generate`` (no batch, no padding, no cache kept)."""
 
-    def __init__(self, model, tok, max_new_tokens):
+    def __init__(self, model, tok, max_new_tokens, stop_id=None):
         self.model, self.tok, self.max_new_tokens = model, tok, max_new_tokens
+        self.stop_id = tok.eos_token_id if stop_id is None else stop_id
 
     def generate(self, contexts):
         out = []
         for ctx in contexts:
             res = self.model.generate(torch.tensor([ctx]), max_new_tokens=self.max_new_tokens, do_sample=False, output_logits=True,
-                                      return_dict_in_generate=True, eos_token_id=self.tok.eos_token_id, pad_token_id=self.tok.pad_token_id)  # fmt: skip
+                                      return_dict_in_generate=True, eos_token_id=self.stop_id, pad_token_id=self.tok.pad_token_id)  # fmt: skip
             seq = res.sequences[0, len(ctx) :].tolist()
-            seq = seq[: seq.index(self.tok.eos_token_id) + 1] if self.tok.eos_token_id in seq else seq
+            seq = seq[: seq.index(self.stop_id) + 1] if self.stop_id in seq else seq
             logprobs = [float(torch.log_softmax(step[0].float(), -1)[t]) for step, t in zip(res.logits, seq, strict=False)]
             out.append(Generated(seq, logprobs))
         return out
@@ -87,3 +89,34 @@ def test_rows_match_the_episode_they_extend():
     batches = [Batch([[1, 2], [1, 2], [7, 8]])]
     assert match_rows([[1, 2, 3], [1, 2, 4], [7, 8, 9], [5]], batches) == [(0, 0), (0, 1), (0, 2), None]
     assert match_rows([[1, 2]], batches) == [None]  # an equal context adds nothing: a fresh prefill
+
+
+def test_rows_that_stop_early_are_parked_and_rejoin_with_the_same_results(model_and_tokenizer, monkeypatch):
+    """Rows that stop decoding leave the batch (parked) and rejoin it for the next agent step; the
+    messages and log-probabilities are still those of each context alone."""
+    import copy
+
+    from envsched_gym.rl import generation
+
+    model, tok = model_and_tokenizer
+    model = copy.deepcopy(model)
+    torch.manual_seed(1)
+    with torch.no_grad():  # larger random weights: greedy messages that differ from row to row
+        for weight in (p for p in model.parameters() if p.dim() >= 2):
+            weight.normal_(0, 0.3)
+    prompts = [_prompt(tok, "You manage counters. " * 8, u) for u in ("set apple to 3", "copy pear into fig", "hi", "read it", "close it")]
+    probe = HFGenerator(model, tok, SamplingConfig(max_new_tokens=20, temperature=0.0), reuse_cache=False)
+    probe.stop_id = -1
+    outputs = [g.ids for g in probe.generate(prompts)]
+    stop = next(t for t in sorted({t for ids in outputs for t in ids})
+                if len({ids.index(t) for ids in outputs if t in ids[:15]}) >= 3 and any(t not in ids for ids in outputs))  # fmt: skip
+    parks = []
+    monkeypatch.setattr(generation, "park", lambda batch, rows: parks.append(list(rows)) or kv_park(batch, rows))
+    sampling = SamplingConfig(max_new_tokens=20, temperature=0.0)
+    cached = HFGenerator(model, tok, sampling)
+    cached.stop_id = stop
+    got = _episodes(cached, tok, [*prompts, prompts[0]])
+    alone = _episodes(OneByOne(model, tok, 20, stop_id=stop), tok, [*prompts, prompts[0]])
+    assert parks, "no row was parked: the test lost its point"
+    assert [[ids for ids, _ in step] for step in got] == [[ids for ids, _ in step] for step in alone]
+    torch.testing.assert_close([[lp for _, lp in step] for step in got], [[lp for _, lp in step] for step in alone], atol=1e-4, rtol=1e-4)
