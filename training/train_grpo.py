@@ -112,6 +112,7 @@ class TrainConfig:
     vllm_server_base_url: str = field(default="", metadata={"help": "Server mode: the `trl vllm-serve` address, e.g. http://10.0.0.5:8000 (empty: TRL's default, localhost:8000)."})
     env_workers: int = field(default=0, metadata={"help": "Ray actors running the training environments (0: in this process); a local Ray, or the cluster at $RAY_ADDRESS."})
     env_lockstep: bool = field(default=False, metadata={"help": "With env workers, generate only once every episode's observation is in (the in-process samples, less overlap)."})
+    env_worker_cpus: float = field(default=1.0, metadata={"help": "Ray CPUs each env worker reserves (below 1 for I/O-bound user simulators)."})
     gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory (large models)."})
     resume: bool = field(default=False, metadata={"help": "Resume from the last checkpoint in output_dir."})
     seed: int = field(default=0, metadata={"help": "Seed of the model, the task samples, the curriculum and sampling."})
@@ -233,7 +234,8 @@ def train_envs(config: TrainConfig, train: Suite) -> EnvBackend:
         return EnvPool(train)
     from envsched_gym.rl.env_workers import RayEnvWorkers
 
-    return RayEnvWorkers(train, config.env_workers, lockstep=config.env_lockstep, imports=[m for m in config.imports.split(",") if m])
+    return RayEnvWorkers(train, config.env_workers, lockstep=config.env_lockstep, imports=[m for m in config.imports.split(",") if m],
+                         cpus_per_worker=config.env_worker_cpus)  # fmt: skip
 
 
 def main(config: TrainConfig) -> Path:

@@ -16,13 +16,16 @@ from pathlib import Path
 import pytest
 import ray
 import torch
-from toy import Store, register_toy
+from safetensors.torch import load_file
+from toy import TINY, Store, register_toy
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from envsched_gym import render_turn
 from envsched_gym.rl.env_workers import RayEnvWorkers, import_ray
 from envsched_gym.rl.generation import Generated, HFGenerator, SamplingConfig
+from envsched_gym.rl.micro import build_micro_qwen3
 from envsched_gym.rl.rollout import WORKER_ERROR, EnvPool, EpisodeFailed, run_rollouts
+from envsched_gym.rl.trajectories import gold_conversations
 
 HERE = Path(__file__).parent
 
@@ -189,3 +192,21 @@ def test_evaluate_with_env_workers_writes_the_in_process_episodes(local_ray, toy
     assert runs[0][:2] == runs[2][:2] and runs[0][0][-1]["n"] == 8 and runs[0][0][-1]["infra"] == 0
     assert runs[0][2] is None
     assert runs[2][2]["resets"] == 8 and runs[2][2]["failed_episodes"] == runs[2][2]["timeouts"] == 0
+
+
+@pytest.mark.slow
+def test_train_grpo_on_lockstep_env_workers_trains_on_the_in_process_rollouts(local_ray, toy_suite, tmp_path):
+    from training.train_grpo import TrainConfig, main
+
+    model = build_micro_qwen3(list(gold_conversations(toy_suite)), tmp_path / "micro", TINY, sft_steps=30, seed=0)
+    rounds, weights = {}, {}
+    for n in (0, 2):
+        config = TrainConfig(output_dir=str(tmp_path / f"w{n}"), model=str(model), families="Toy", max_difficulty=0, steps=2, tasks_per_step=2,
+                             num_generations=4, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=2, temperature=1.2,
+                             env_workers=n, env_lockstep=True, env_worker_cpus=0.5)  # fmt: skip
+        run = main(config)
+        lines = (run / "metrics.jsonl").read_text().splitlines()
+        rounds[n] = [{k: r[k] for k in ("round", "tasks", "group_rewards")} for r in map(json.loads, lines)]
+        weights[n] = load_file(run / "adapter" / "adapter_model.safetensors")
+    assert rounds[2] == rounds[0] and len(rounds[0]) == 2
+    assert weights[2].keys() == weights[0].keys() and all(torch.equal(weights[2][k], weights[0][k]) for k in weights[0])
