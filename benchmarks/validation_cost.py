@@ -3,7 +3,8 @@
 A synthetic family (a thermostat world with ``--rooms`` rooms; each task sets one room, reads
 another and must state the value; verifier kind ``blocks`` with four blocks) is validated with
 and without gold replay. The floor of the replay is playing the same gold episodes with
-``run_episode`` and no checks, so the ratio is validation's own overhead. ``--builtins`` also
+``run_episode`` and no checks, so the ratio is validation's own overhead. Figures are CPU
+seconds of this process (single-threaded work; robust when the machine is shared). ``--builtins`` also
 times the built-in families (their data must be present).
 
     python benchmarks/validation_cost.py --tasks 10000
@@ -89,10 +90,10 @@ class RoomsAdapter(Adapter):
 def floor_seconds(adapter: Adapter, tasks: list[TaskSpec]) -> float:
     """Oracle episodes through the environment with no checks: the floor of the gold replay."""
     env = ToolUseEnv(adapter, f"envsched/{adapter.family}-v0")
-    start = time.perf_counter()
+    start = time.process_time()
     for task in tasks:
         run_episode(env, OraclePolicy(), task.task_id)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def main() -> None:
@@ -107,17 +108,17 @@ def main() -> None:
     replay = full.seconds["gold replay"]
     checks = static.seconds["tasks"] + static.seconds["worlds"]
     print(f"{args.tasks} tasks, verifier kind 'blocks' with 4 blocks, 2 gold calls per task")
-    print(f"{'part':<28}{'seconds':>10}{'us/task':>10}")
+    print(f"{'part':<28}{'cpu s':>10}{'us/task':>10}")
     for name, seconds in (("static checks", checks), ("gold replay", replay), ("floor: oracle episodes", floor)):
         print(f"{name:<28}{seconds:>10.2f}{seconds / args.tasks * 1e6:>10.0f}")
     print(f"gold replay / floor: {replay / floor:.2f}x   static checks / floor: {checks / floor:.3f}x")
     if args.builtins:
-        print(f"\n{'family':<12}{'tasks':>7}{'static s':>10}{'replay s':>10}")
+        print(f"\n{'family':<12}{'tasks':>7}{'static cpu s':>14}{'replay cpu s':>14}")
         for family in ("ToolWorld", "BFCL", "ACE", "Tau"):
             adapter = envsched_gym.get_adapter(family)
             report = validate_family(adapter)
             static_s = report.seconds["tasks"] + report.seconds["worlds"]
-            print(f"{family:<12}{report.tasks:>7}{static_s:>10.2f}{report.seconds['gold replay']:>10.2f}")
+            print(f"{family:<12}{report.tasks:>7}{static_s:>14.2f}{report.seconds['gold replay']:>14.2f}")
 
 
 if __name__ == "__main__":
