@@ -161,16 +161,22 @@ class RequiredCalls(Block):
         return Check(0.0, f"no {'successful ' if self.successful else ''}call {how}matches {[str(p) for p in missing]}")
 
 
-def _missing_in_order(patterns: list[CallPattern], made: list[ToolCall]) -> list[CallPattern]:
-    """Patterns not matched by a subsequence of ``made`` (greedy earliest match is optimal)."""
+def _matched_in_order(count: int, events: list[Any], hit: Callable[[int, Any], bool]) -> int:
+    """How many of ``count`` items, in order, ``events`` reach as a subsequence (``hit(i, event)``);
+    matching each item at its earliest event is optimal."""
     position = 0
-    for index, pattern in enumerate(patterns):
-        while position < len(made) and not pattern.matches(made[position]):
+    for index in range(count):
+        while position < len(events) and not hit(index, events[position]):
             position += 1
-        if position == len(made):
-            return patterns[index:]
+        if position == len(events):
+            return index
         position += 1
-    return []
+    return count
+
+
+def _missing_in_order(patterns: list[CallPattern], made: list[ToolCall]) -> list[CallPattern]:
+    """Patterns not matched by a subsequence of ``made``."""
+    return patterns[_matched_in_order(len(patterns), made, lambda i, call: patterns[i].matches(call)) :]
 
 
 def _missing_any_order(patterns: list[CallPattern], made: list[ToolCall]) -> list[CallPattern]:
@@ -264,14 +270,7 @@ class Milestones(Block):
     def check(self, episode: Episode, world: World, context: Context) -> Check:
         events = _events(episode)
         if self.ordered:
-            reached, position = 0, 0
-            for stone in self.steps:
-                while position < len(events) and not stone.reached_by(events[position]):
-                    position += 1
-                if position == len(events):
-                    break
-                reached, position = reached + 1, position + 1
-            missing = self.steps[reached:]
+            missing = self.steps[_matched_in_order(len(self.steps), events, lambda i, event: self.steps[i].reached_by(event)) :]
         else:
             missing = [s for s in self.steps if not any(s.reached_by(e) for e in events)]
         fraction = 1.0 - len(missing) / len(self.steps)
