@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import numpy as np
 from transformers import HfArgumentParser
 
 import envsched_gym
@@ -70,14 +71,14 @@ class ByteTokenizer:
         return {"input_ids": ids}
 
     def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
-        out, run = [], bytearray()
-        for t in ids:
-            if t < 256:
-                run.append(t)
-                continue
-            out.append(run.decode("utf-8", "replace") + (END if t == self.eos_token_id else ""))
-            run = bytearray()
-        return "".join(out) + run.decode("utf-8", "replace")
+        arr = np.asarray(ids, dtype=np.int64)
+        cuts = np.flatnonzero(arr >= 256)
+        out, start = [], 0
+        for cut in cuts.tolist():
+            special = END if arr[cut] == self.eos_token_id else ""
+            out.append(arr[start:cut].astype(np.uint8).tobytes().decode("utf-8", "replace") + special)
+            start = cut + 1
+        return "".join(out) + arr[start:].astype(np.uint8).tobytes().decode("utf-8", "replace")
 
     def apply_chat_template(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                             add_generation_prompt: bool = False, tokenize: bool = True, **kwargs: Any) -> Any:  # fmt: skip
