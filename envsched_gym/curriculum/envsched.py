@@ -41,6 +41,7 @@ from envsched_gym.curriculum.features import NodeFeatures, build_features
 from envsched_gym.curriculum.graph import DualGraph
 from envsched_gym.curriculum.mixture import MixtureConfig
 from envsched_gym.curriculum.predictor import PredictorConfig, VariancePredictor
+from envsched_gym.curriculum.progress import LearningProgress
 from envsched_gym.curriculum.regression import DeclarationModel
 from envsched_gym.curriculum.state import StateReader
 from envsched_gym.suite import Suite
@@ -66,6 +67,8 @@ class EnvSchedConfig:
         candidates_per_slot: Candidates considered per batch slot before the greedy fill.
         mix_temperature: How strongly the families' scores move their shares within the
             mixture's band (smaller: more strongly; see :meth:`EnvSchedScheduler.family_shares`).
+        progress_weight: Exponent of the learning-progress factor on the variance term (0: off;
+            see :mod:`envsched_gym.curriculum.progress`).
         transfer_weight: Exponent of the transfer value on the predicted variance: a node's
             variance term is ``variance * transfer_value ** transfer_weight`` (0: variance
             alone; see :meth:`EnvSchedScheduler.transfer_value`).
@@ -85,6 +88,7 @@ class EnvSchedConfig:
     candidates_per_slot: int = 16
     mix_temperature: float = 0.05
     transfer_weight: float = 0.5
+    progress_weight: float = 1.0
     predictor: PredictorConfig = field(default_factory=PredictorConfig)
 
 
@@ -102,7 +106,7 @@ class EnvSchedScheduler(BaseScheduler):
     """
 
     name = "envsched"
-    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "predictor", "env_groups", "config")
+    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "predictor", "env_groups", "config", "progress", "base_score")
 
     def __init__(
         self,
@@ -127,6 +131,7 @@ class EnvSchedScheduler(BaseScheduler):
         self._unit_reach = np.sqrt(np.maximum(units.count - 1, 0) / max(len(self.task_ids) - 1, 1))
         self._unit_mass = np.asarray(units.matrix.sum(axis=0)).ravel()
         self.env_groups = np.zeros(len(self.env_ids))
+        self.progress = LearningProgress(len(self.task_ids))
         self._within_in = self.graph.within.T.tocsr()
         self._slot = np.full(len(self.task_ids), -1, dtype=np.int64)
         self._base_score = self._node_score(np.arange(len(self.task_ids)))
@@ -144,6 +149,7 @@ class EnvSchedScheduler(BaseScheduler):
         """Per family, its count's best nodes under score, quotas and similarity penalty."""
         size = self.check_batch_size(batch_size)
         refreshed = self.predictor.refresh()
+        self.progress.refresh()
         self._base_score[refreshed] = self._node_score(refreshed)
         score = self.scores()  # one snapshot serves every family: a fill refreshes only its own family's nodes
         picks: list[int] = []
@@ -204,6 +210,8 @@ class EnvSchedScheduler(BaseScheduler):
         variance = predictor.variance[nodes]
         if cfg.transfer_weight:
             variance = variance * self.transfer_value(nodes) ** cfg.transfer_weight
+        if cfg.progress_weight:
+            variance = variance * self.progress.factor(nodes) ** cfg.progress_weight
         score = variance + cfg.task_bonus * predictor.uncertainty[nodes] + self.tie_break[nodes]
         return score.astype(np.float32)
 
@@ -213,6 +221,7 @@ class EnvSchedScheduler(BaseScheduler):
         clipped = mean * size if 0.0 <= rewards.min() and rewards.max() <= 1.0 else sum(min(max(float(r), 0.0), 1.0) for r in rewards)
         self.predictor.observe(node, size, clipped, variance * size / (size - 1) if size > 1 else 0.0)
         self.env_groups[self.env_of[node]] += 1
+        self.progress.observe(node, size, clipped / size)
 
     def estimates(self, nodes: np.ndarray) -> dict[str, np.ndarray]:
         """Fresh predictions (not the cache) for ``nodes``."""
@@ -300,7 +309,7 @@ class EnvSchedScheduler(BaseScheduler):
     def state_dict(self) -> dict[str, Any]:
         """Clock, RNG, statistics and cached predictions (the graph is rebuilt from the suite)."""
         return {**self.base_state(), "predictor": self.predictor.state_dict(), "env_groups": self.env_groups.tolist(),
-                "config": asdict(self.config)}  # fmt: skip
+                "config": asdict(self.config), "progress": self.progress.state_dict(), "base_score": self._base_score.tolist()}  # fmt: skip
 
     def read_state(self, reader: StateReader) -> dict[str, Any]:
         """Adds the checked predictor state and per-environment group counts (the config must be a dict; it is not restored)."""
@@ -311,14 +320,16 @@ class EnvSchedScheduler(BaseScheduler):
             **super().read_state(reader),
             "predictor": predictor,
             "env_groups": reader.array("env_groups", (len(self.env_ids),), minimum=0.0),
+            "progress": self.progress.read_state(reader.nested("progress", LearningProgress.STATE_KEYS)),
+            "_base_score": reader.array("base_score", (len(self.task_ids),)).astype(np.float32),
         }
 
     def apply_state(self, values: dict[str, Any]) -> None:
         """Assign the checked values; scheduling continues exactly as the saved run would."""
         values = dict(values)
         self.predictor.apply_state(values.pop("predictor"))
+        self.progress.apply_state(values.pop("progress"))
         super().apply_state(values)
-        self._base_score = self._node_score(np.arange(len(self.task_ids)))
 
 
 def _with_overrides(config: EnvSchedConfig, overrides: dict[str, Any]) -> EnvSchedConfig:

@@ -1,30 +1,31 @@
-"""The declaration model: an online ridge regression of success on the declaration features.
+"""The declaration model: an online logistic ridge regression of success on the declaration features.
 
 The graph propagation predicts a never-seen task from its neighbours' statistics; this model
-predicts it from what its declarations have in common with every task seen so far. It regresses
-the empirical logit of each group's success rate,
-``y = logit((successes + 1/2) / (G + 1))``, on the node's row
+predicts it from what its declarations have in common with every task seen so far. It fits the
+success probability of each group's task as ``sigmoid(x beta)`` over the node's row
 
     units (tools used, environment, signature categories; :mod:`envsched_gym.curriculum.units`)
     + the standardised numeric signature facts + 1 + log(1 + earlier groups of this node)
 
-by weighted ridge regression (penalty ``penalty`` on every coefficient but the intercept).
-Each group weighs ``1 / (noise + 1)`` (``noise = 1 / ((G + 1) p (1 - p))``: the sampling
-variance of its logit) times ``0.5 ** (age / half_life)``, so the fit follows the moving policy.
-The last column separates what training a task did to that task from what its declarations
-predict: a never-seen task has 0 there. That matters when the learner memorises (its trained
-tasks rise faster than their untrained neighbours) and would otherwise bias every prediction
-for never-seen tasks upward.
+by binomial maximum likelihood with a ridge penalty (``penalty`` on every coefficient but the
+intercept), each group weighted by ``0.5 ** (age / half_life)`` so the fit follows the moving
+policy. The last column separates what training a task did to that task from what its
+declarations predict: a never-seen task has 0 there. That matters when the learner memorises
+(its trained tasks rise faster than their untrained neighbours), which would otherwise bias
+every prediction for never-seen tasks upward.
 
-The prediction for a node is the logit-normal ``N(x beta, s^2)``, ``s^2`` the residual variance
-of the fit less the mean sampling noise (shrunk towards ``prior_residual`` while there are few
-groups), through which ``E[p]`` and ``E[p (1 - p)]`` follow by Gauss-Hermite quadrature.
+The prediction for a node is the logit-normal ``N(x beta, s^2)``. ``s^2`` is the spread of the
+tasks' logits around the fit, estimated from the groups' overdispersion (the variance of their
+success counts beyond the binomial's, by the delta method) and shrunk towards
+``prior_residual`` while there are few groups. ``E[p]`` and ``E[p (1 - p)]`` follow by
+Gauss-Hermite quadrature.
 
-**Cost.** The model keeps the groups of the last ``log2(1000) * half_life`` steps (older ones
-weigh under 1/1000 and are dropped) and refits once per batch of updates by conjugate
-gradients on the normal equations, warm-started from the previous coefficients: one sparse
-product over those groups per iteration, independent of the pool size. A prediction is one
-sparse row product per node.
+**Cost.** The model keeps the groups of the last six half-lives (older ones weigh under
+``DROP`` = 1/64 and leave), as a sparse matrix that grows by the new rows only. Each batch of
+updates triggers one iteratively-reweighted-least-squares step, solved by at most
+``CG_ITERATIONS`` matrix-free conjugate-gradient iterations warm-started from the previous
+coefficients (each: two sparse products over the kept groups), so a refit costs the same at any
+pool size. A prediction is one sparse row product per node.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import cg
+from scipy.sparse.linalg import LinearOperator, cg
+from scipy.special import expit
 
 from envsched_gym.curriculum.features import NodeFeatures
 from envsched_gym.curriculum.state import StateReader
@@ -52,7 +54,9 @@ class DeclarationModel:
         prior_residual: Logit variance assumed around the fit before there is evidence.
     """
 
-    IRLS_STEPS = 2
+    DROP = 1.0 / 64.0
+    """Groups weighing less (six half-lives old) leave the fit."""
+    CG_ITERATIONS = 12
     ROWS = ("node", "prior_visits", "size", "successes", "born")
     STATE_KEYS = (*ROWS, "visits", "beta", "residual")
 
@@ -73,6 +77,7 @@ class DeclarationModel:
         self.unit_rollouts = np.zeros(len(self.units))
         self.unit_successes = np.zeros(len(self.units))
         self._pending: list[tuple[int, int, float, float]] = []
+        self._kept = self._rows(self.node, self.prior_visits)
         self._step = 0
 
     def observe(self, node: int, size: int, successes: float, step: int) -> None:
@@ -87,39 +92,39 @@ class DeclarationModel:
         return bool(self._pending)
 
     def fit(self, step: int) -> None:
-        """Add the queued groups, drop the ones older than ~10 half-lives, refit the coefficients and unit statistics."""
+        """Add the queued groups, drop those weighing under ``DROP``, refit the coefficients and unit statistics."""
         if self._pending:
             node, prior, size, successes = (np.array(c) for c in zip(*self._pending, strict=True))
             self._pending.clear()
             self.node, self.prior_visits = np.r_[self.node, node.astype(np.int64)], np.r_[self.prior_visits, prior.astype(np.int64)]
             self.size, self.successes = np.r_[self.size, size], np.r_[self.successes, successes]
             self.born = np.r_[self.born, np.full(len(node), step, dtype=np.int64)]
+            self._kept = sp.vstack([self._kept, self._rows(node.astype(np.int64), prior.astype(np.int64))], format="csr")
         decay = 0.5 ** ((step - self.born) / self.half_life)
-        alive = decay >= 1e-3
+        alive = decay >= self.DROP
         if not alive.all():
             for name in self.ROWS:
                 setattr(self, name, getattr(self, name)[alive])
-            decay = decay[alive]
+            self._kept, decay = self._kept[alive], decay[alive]
         self._solve(decay)
 
     def _solve(self, decay: np.ndarray) -> None:
-        """Two warm-started IRLS steps (each: conjugate gradients on the weighted normal equations); then the spread and unit statistics."""
+        """One warm-started IRLS step (matrix-free conjugate gradients on the weighted normal equations); then the spread and unit statistics."""
+        rows = self._kept
         if not len(self.node):
             self.residual = self.prior_residual
             self._unit_statistics(decay)
             return
-        rows = self._rows(self.node, self.prior_visits)
         penalty = np.full(rows.shape[1], self.penalty)
         penalty[-2] = 1e-4  # the intercept
         rate = self.successes / self.size
-        for _ in range(self.IRLS_STEPS):
-            logit = rows @ self.beta
-            p = np.clip(1.0 / (1.0 + np.exp(-logit)), 1e-4, 1 - 1e-4)
-            weight = decay * self.size * p * (1.0 - p)
-            working = logit + (rate - p) / (p * (1.0 - p))
-            normal = (rows.T @ sp.diags(weight) @ rows + sp.diags(penalty)).tocsr()
-            self.beta, _ = cg(normal, rows.T @ (weight * working), x0=self.beta, rtol=1e-6, maxiter=50)
-        p = 1.0 / (1.0 + np.exp(-(rows @ self.beta)))
+        logit = rows @ self.beta
+        p = np.clip(expit(logit), 1e-4, 1 - 1e-4)
+        weight = decay * self.size * p * (1.0 - p)
+        working = logit + (rate - p) / (p * (1.0 - p))
+        normal = LinearOperator((len(penalty),) * 2, matvec=lambda v: rows.T @ (weight * (rows @ v)) + penalty * v, dtype=np.float64)
+        self.beta, _ = cg(normal, rows.T @ (weight * working), x0=self.beta, rtol=1e-5, maxiter=self.CG_ITERATIONS)
+        p = expit(rows @ self.beta)
         spread = p * (1.0 - p)
         excess = decay @ ((self.successes - self.size * p) ** 2 - self.size * spread)
         scale = decay @ (self.size * (self.size - 1.0) * spread**2)
@@ -130,9 +135,9 @@ class DeclarationModel:
     def _unit_statistics(self, decay: np.ndarray) -> None:
         """Decayed rollouts and successes of every unit over the kept groups, and the evidence (decayed group count)."""
         self.evidence = float(decay.sum())
-        member = self.units.matrix[self.node].T
-        self.unit_rollouts = member @ (decay * self.size)
-        self.unit_successes = member @ (decay * self.successes)
+        units = len(self.units)
+        self.unit_rollouts = (self._kept.T @ (decay * self.size))[:units]
+        self.unit_successes = (self._kept.T @ (decay * self.successes))[:units]
 
     def _rows(self, nodes: np.ndarray, prior_visits: np.ndarray) -> sp.csr_matrix:
         return sp.hstack([self.design[nodes], np.log1p(prior_visits)[:, None]], format="csr")
@@ -140,7 +145,7 @@ class DeclarationModel:
     def predict(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(E[p], E[p (1 - p)])`` of ``nodes`` under the current fit (the prior 0.5 logit spread before any group)."""
         logit = self._rows(nodes, self.visits[nodes]) @ self.beta
-        p = 1.0 / (1.0 + np.exp(-(logit[:, None] + np.sqrt(self.residual) * _POINTS[None, :])))
+        p = expit(logit[:, None] + np.sqrt(self.residual) * _POINTS[None, :])
         return p @ _WEIGHTS, (p * (1.0 - p)) @ _WEIGHTS
 
     # ------------------------------------------------------------------- state
@@ -175,4 +180,5 @@ class DeclarationModel:
             setattr(self, name, value)
         self._pending.clear()
         self._step = step
+        self._kept = self._rows(self.node, self.prior_visits)
         self._unit_statistics(0.5 ** ((step - self.born) / self.half_life))

@@ -1,0 +1,99 @@
+"""EnvSched v2: shared units, the declaration model, learning progress and the transfer value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from envsched_gym import EnvSpec, TaskSpec
+from envsched_gym.curriculum import EnvSchedScheduler, build_features
+from envsched_gym.curriculum.progress import LearningProgress
+from envsched_gym.curriculum.regression import DeclarationModel
+from envsched_gym.curriculum.units import KINDS
+from envsched_gym.declarations import AssistantTurn, ToolCall, ToolSpec
+from envsched_gym.suite import Suite, TaskNode
+
+
+def _suite() -> Suite:
+    """Two environments of 30 tasks; in each, tasks 0-24 call a shared tool (by pairs of names), 25-29 make no call."""
+    nodes = []
+    for env_name in ("Easy", "Hard"):
+        tools = [ToolSpec(f"{env_name}_tool_{k}", "a tool") for k in range(3)]
+        env = EnvSpec(env_id=env_name, family="Toy", gym_id="envsched/Toy-v0", tools=tools)
+        for i in range(30):
+            calls = [] if i >= 25 else [ToolCall(tools[i % 3].name, {"i": i})]
+            solution = [AssistantTurn(tool_calls=calls), AssistantTurn(content="done")]
+            nodes.append(TaskNode(env, TaskSpec(task_id=f"{env_name}-{i}", env_id=env_name, instruction=f"{env_name} job {i}", solution=solution)))
+    return Suite(nodes)
+
+
+def test_units_rows_sum_to_one_per_kind_and_no_call_tasks_have_no_tool() -> None:
+    suite = _suite()
+    units = build_features(suite.nodes).units
+    dense = units.matrix.toarray()
+    for k, kind in enumerate(KINDS):
+        sums = dense[:, units.kind == k].sum(axis=1)
+        expected = np.where(np.arange(len(suite)) % 30 >= 25, 0.0, 1.0) if kind == "tool" else np.ones(len(suite))
+        assert np.allclose(sums, expected), kind
+    assert units.count[units.names.index("env=Easy")] == 30
+
+
+def test_declaration_model_predicts_never_seen_tasks_from_shared_units() -> None:
+    suite = _suite()
+    model = DeclarationModel(build_features(suite.nodes), half_life=30.0)
+    rng = np.random.default_rng(0)
+    for step in range(6):
+        for i in rng.choice(20, size=8, replace=False):  # tasks 0-19 of each environment are trained
+            model.observe(i, 8, 7.0, step)  # Easy: 7 of 8
+            model.observe(30 + i, 8, 1.0, step)  # Hard: 1 of 8
+        model.fit(step)
+    mean, variance = model.predict(np.array([22, 52]))  # never seen, one per environment
+    assert model.visits[[22, 52]].tolist() == [0, 0]
+    assert mean[0] > 0.7 > 0.3 > mean[1]
+    assert variance.max() < 0.25
+
+
+def test_progress_factor_marks_tasks_whose_rewards_do_not_move() -> None:
+    progress = LearningProgress(20)
+    for visit in range(10):
+        for node in range(10):  # rising by 0.05 a visit
+            progress.observe(node, 8, 0.2 + 0.05 * visit)
+        for node in range(10, 20):  # flat at 0.5
+            progress.observe(node, 8, 0.5)
+    progress.refresh()
+    assert progress.prior_slope > 0
+    factor = progress.factor(np.arange(20))
+    assert factor[:10].min() > 1.1 and factor[10:].max() < 0.8  # shrunk towards the pool: 8-rollout means are noisy
+    assert LearningProgress(3).factor(np.arange(3)).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_transfer_value_prefers_shared_unlearned_units() -> None:
+    suite = _suite()
+    s = EnvSchedScheduler(suite, seed=0)
+    value = s.transfer_value(np.arange(len(suite)))
+    assert value[:25].min() > value[25:30].max()  # a task whose gold makes no call teaches no tool
+    for _ in range(4):
+        for i in range(25):
+            s.update(f"Easy-{i}", [1.0] * 8)  # every Easy tool and the Easy environment are learned
+            s.update(f"Hard-{i}", [1.0, 0.0] * 4)  # Hard's are half learned
+    s.next_batch(4)
+    after = s.transfer_value(np.arange(len(suite)))
+    assert after[:25].mean() < value[:25].mean() and after[30:55].mean() > after[:25].mean()
+
+
+@pytest.mark.parametrize("option", ["transfer_weight", "progress_weight", "model_weight"])
+def test_every_v2_term_is_a_config_switch(small_suite: Suite, option: str) -> None:
+    on, off = EnvSchedScheduler(small_suite, seed=0), EnvSchedScheduler(small_suite, seed=0, **{option: 0.0})
+    rng = np.random.default_rng(0)
+    p = rng.random(len(small_suite))
+    for _ in range(6):
+        batch = on.next_batch(16)
+        off.next_batch(16)
+        for t in batch:
+            rewards = (rng.random(8) < p[on.positions([t])[0]]).astype(float)
+            for s in (on, off):
+                s.update(t, rewards)
+        on.progress.refresh()
+        off.progress.refresh()
+    nodes = np.arange(len(small_suite))
+    assert not np.allclose(on._node_score(nodes), off._node_score(nodes))
