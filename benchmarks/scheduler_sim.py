@@ -88,7 +88,7 @@ class SimConfig:
         steps: T; every scheduler runs to 3T steps' worth of rollouts.
         batch: Groups per step (B).
         group: Rollouts per group (G).
-        png: Learning-curve figure path (with ``-A`` / ``-B`` before the suffix for ``learner="both"``).
+        png: Learning-curve figure path (one panel per learner).
         families: Families to pool (those whose data is missing are skipped with a note).
         family_weights: Target mix, ``"BFCL=2,ACE=1,..."`` (``""``: the pool share with floor and cap).
         learner: ``"A"`` (:class:`Learner`), ``"B"`` (:class:`benchmarks.learner_b.LearnerB`) or ``"both"``.
@@ -282,21 +282,22 @@ def load_pool(families: tuple[str, ...]) -> tuple[Suite, list[TaskNode], list[st
     return Suite(train), held, notes
 
 
-def plot(runs: dict[str, list[Run]], cfg: SimConfig, png: str, learner: str) -> None:
-    """Mean held-out score against rollouts, one line per scheduler (band: min-max over seeds)."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name in runs:
-        curves = np.array([r.curve[: 3 * cfg.steps + 1] for r in runs[name]])
-        x = np.arange(curves.shape[1]) * cfg.batch * cfg.group
-        ax.plot(x, curves.mean(axis=0), label=name, linewidth=2.2 if name.startswith("envsched") else 1.3)
-        ax.fill_between(x, curves.min(axis=0), curves.max(axis=0), alpha=0.12)
-    ax.axvline(cfg.steps * cfg.batch * cfg.group, color="grey", linestyle=":", label="T")
-    ax.set_xlabel("rollouts")
-    ax.set_ylabel("held-out success (mean p)")
-    ax.set_title(f"Simulated learner {learner}, B={cfg.batch}, G={cfg.group}, {cfg.seeds} seeds")
-    ax.legend()
+def plot(results: dict[str, dict[str, list[Run]]], cfg: SimConfig) -> None:
+    """Mean held-out score against rollouts, one panel per learner, one line per row (band: min-max over seeds)."""
+    fig, axes = plt.subplots(1, len(results), figsize=(7 * len(results), 4.5), squeeze=False)
+    for ax, (learner, runs) in zip(axes[0], results.items(), strict=True):
+        for name in runs:
+            curves = np.array([r.curve[: 3 * cfg.steps + 1] for r in runs[name]])
+            x = np.arange(curves.shape[1]) * cfg.batch * cfg.group
+            ax.plot(x, curves.mean(axis=0), label=name, linewidth=2.2 if name == "envsched" else 1.3)
+            ax.fill_between(x, curves.min(axis=0), curves.max(axis=0), alpha=0.12)
+        ax.axvline(cfg.steps * cfg.batch * cfg.group, color="grey", linestyle=":", label="T")
+        ax.set_xlabel("rollouts")
+        ax.set_ylabel("held-out success (mean p)")
+        ax.set_title(f"Learner {learner}, B={cfg.batch}, G={cfg.group}, seeds {cfg.seed_start}-{cfg.seed_start + cfg.seeds - 1}")
+        ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(png, dpi=120)
+    fig.savefig(cfg.png, dpi=110)
     plt.close(fig)
 
 
@@ -331,9 +332,8 @@ def main(cfg: SimConfig) -> dict[str, dict[str, list[Run]]]:
         for name in [n for n in runs if n.startswith("envsched")]:
             print(f"acceptance ({name}, learner {learner}):")
             print("\n".join(acceptance(runs, train, cfg.steps, name)))
-        png = cfg.png if len(learners) == 1 else str(Path(cfg.png).with_stem(f"{Path(cfg.png).stem}-{learner}"))
-        plot(runs, cfg, png, learner)
-        print(f"learning curves: {png}")
+    plot(results, cfg)
+    print(f"learning curves: {cfg.png}")
     return results
 
 

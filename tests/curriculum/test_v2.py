@@ -23,7 +23,9 @@ def _suite() -> Suite:
         for i in range(30):
             calls = [] if i >= 25 else [ToolCall(tools[i % 3].name, {"i": i})]
             solution = [AssistantTurn(tool_calls=calls), AssistantTurn(content="done")]
-            nodes.append(TaskNode(env, TaskSpec(task_id=f"{env_name}-{i}", env_id=env_name, instruction=f"{env_name} job {i}", solution=solution)))
+            nodes.append(
+                TaskNode(env, TaskSpec(task_id=f"{env_name}-{i}", env_id=env_name, instruction=f"{env_name} job {i}", solution=solution))
+            )
     return Suite(nodes)
 
 
