@@ -45,7 +45,7 @@ def test_rollout_func_binds_rolls_out_and_feeds_back(toy_suite, micro_dir, tmp_p
     node = next(n for n in toy_suite if n.env.env_id == "Toy-copy")  # its gold turns: a success there, a failure elsewhere
     rollouts = EnvironmentRollouts(EnvPool(toy_suite), tokenizer, SamplingConfig(), 1000, RoundLogger(sampler, tmp_path / "m.jsonl"), 2,
                                    generator=GoldGenerator(tokenizer, node.task.solution))  # fmt: skip
-    trainer = SimpleNamespace(model=SimpleNamespace(training=True), use_vllm=False, accelerator=SimpleNamespace(is_main_process=True))
+    trainer = SimpleNamespace(model=SimpleNamespace(training=True), use_vllm=False, accelerator=SimpleNamespace(is_main_process=True, num_processes=1, process_index=0))
     out = rollouts(["0", "0", "1", "1"], trainer)
     tasks = sampler.decisions[0]
     assert set(out) >= {"prompt_ids", "completion_ids", "logprobs", "env_mask", "env_reward"}
