@@ -286,6 +286,7 @@ def plot(results: dict[str, dict[str, list[Run]]], cfg: SimConfig) -> None:
     """Mean held-out score against rollouts, one panel per learner, one line per row (band: min-max over seeds)."""
     fig, axes = plt.subplots(1, len(results), figsize=(7 * len(results), 4.5), squeeze=False)
     for ax, (learner, runs) in zip(axes[0], results.items(), strict=True):
+        ax.set_prop_cycle(color=plt.cm.tab20.colors)  # distinct colours for up to 20 rows
         for name in runs:
             curves = np.array([r.curve[: 3 * cfg.steps + 1] for r in runs[name]])
             x = np.arange(curves.shape[1]) * cfg.batch * cfg.group

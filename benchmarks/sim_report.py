@@ -63,7 +63,7 @@ def reach(runs: dict[str, list[Run]], name: str) -> tuple[list[int | None], list
 
 def summarise(runs: dict[str, list[Run]], steps: int, step_cost: int) -> list[str]:
     """The results table (one row per scheduler, means over seeds; [min, max] over seeds for the held-out score)."""
-    header = (f"{'scheduler':<14} {'held@0':>6} {'held@T [min, max]':>21} {'held@3T [min, max]':>21} {'to-target':>12} {'x random':>8}"
+    header = (f"{'scheduler':<20} {'held@0':>6} {'held@T [min, max]':>21} {'held@3T [min, max]':>21} {'to-target':>12} {'x random':>8}"
               f" {'eff.ratio':>9} {'calib':>6} {'calib-new':>9} {'ceiling':>7} {'s/run':>6}")  # fmt: skip
     lines = [header, "-" * len(header)]
     for name, rs in runs.items():
@@ -78,7 +78,7 @@ def summarise(runs: dict[str, list[Run]], steps: int, step_cost: int) -> list[st
         calib_new = _nanmean([fresh_calibration(r) for r in rs]) if per_task else float("nan")
         ceiling = _nanmean([fresh_calibration(r, r.ceiling) for r in rs])
         lines.append(
-            f"{name:<14} {np.mean([r.curve[0] for r in rs]):6.3f} {_spread([r.curve[steps] for r in rs]):>21} "
+            f"{name:<20} {np.mean([r.curve[0] for r in rs]):6.3f} {_spread([r.curve[steps] for r in rs]):>21} "
             f"{_spread([r.curve[3 * steps] for r in rs]):>21} {to_target:>12} {ratio:>8} {np.mean([r.varied / r.groups for r in rs]):9.3f} "
             f"{_fmt(calib):>6} {_fmt(calib_new):>9} {_fmt(ceiling):>7} {np.mean([r.seconds for r in rs]):6.1f}"
         )  # fmt: skip
@@ -98,7 +98,8 @@ def family_table(runs: dict[str, list[Run]], train: Suite) -> list[str]:
     """Each family's share of the groups (all steps and seeds) per scheduler, next to the target mix."""
     mix, shares = family_shares(runs, train)
     names = list(runs)
-    header = f"{'family':<10} {'pool':>6} {'target':>7} " + " ".join(f"{n[:8]:>8}" for n in names)
+    short = [n.removeprefix("envsched-")[:8] for n in names]  # variants by their label
+    header = f"{'family':<10} {'pool':>6} {'target':>7} " + " ".join(f"{n:>8}" for n in short)
     lines = [header, "-" * len(header)]
     for f, family in enumerate(mix.families):
         cells = " ".join(f"{shares[n][f]:8.3f}" for n in names)
