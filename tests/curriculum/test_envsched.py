@@ -6,13 +6,15 @@ import importlib
 import json
 import math
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
 import envsched_gym
-from envsched_gym import EnvSpec, TaskSpec
+from envsched_gym import EnvSpec, TaskSpec, registry
 from envsched_gym.curriculum import EnvSchedScheduler, make_scheduler
 from envsched_gym.curriculum.mixture import MixtureConfig
 from envsched_gym.suite import Suite, TaskNode
@@ -96,14 +98,20 @@ def test_make_scheduler_errors(small_suite: Suite) -> None:
 
 
 @pytest.fixture(scope="module")
-def toolworld_and_lamps() -> Suite:
-    """ToolWorld's train split next to LampWorld (tests/fixtures/lampworld), a 9-task user family: 0.2 % of the pool."""
+def toolworld_and_lamps() -> Iterator[Suite]:
+    """ToolWorld's train split next to LampWorld (tests/fixtures/lampworld), a 9-task user family: 0.2 % of the pool.
+
+    LampWorld is unregistered afterwards: other tests expect it unknown until they import it."""
     sys.path.insert(0, str(Path(__file__).parents[1] / "fixtures" / "lampworld"))
     try:
-        importlib.import_module("lampworld")  # registers the family, once
+        importlib.import_module("lampworld")  # registers the family
     finally:
         sys.path.pop(0)
-    return envsched_gym.suite(["ToolWorld", "LampWorld"], split="train")
+    yield envsched_gym.suite(["ToolWorld", "LampWorld"], split="train")
+    entry = registry._FAMILIES.pop("LampWorld", None)
+    for gym_id in entry.gym_ids if entry else []:
+        gym.registry.pop(gym_id, None)
+    sys.modules.pop("lampworld", None)
 
 
 def test_a_small_user_family_beside_toolworld_gets_its_floor_share(toolworld_and_lamps: Suite) -> None:

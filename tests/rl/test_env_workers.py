@@ -30,6 +30,10 @@ from envsched_gym.rl.trajectories import gold_conversations
 HERE = Path(__file__).parent
 
 
+START_S = 600.0
+"""Actor start-up bound of these tests: generous, since a shared 2-core machine under load takes minutes."""
+
+
 def slow_toy(seconds: float = 3.0) -> None:
     """Actor setup: the Toy family with a ``put`` tool that takes ``seconds`` (a slow or hung backend)."""
     register_toy()
@@ -75,7 +79,7 @@ def local_ray():
 
 @pytest.fixture(scope="module")
 def workers(local_ray, toy_suite):
-    w = RayEnvWorkers(toy_suite, 2, max_concurrency=4, cpus_per_worker=0.5)  # the Toy adapter travels to the actors
+    w = RayEnvWorkers(toy_suite, 2, max_concurrency=4, cpus_per_worker=0.5, start_timeout_s=START_S)  # the Toy adapter travels to the actors
     yield w
     w.shutdown()
 
@@ -140,7 +144,7 @@ def test_an_episode_on_a_dead_worker_is_restarted_and_counted(workers, toy_suite
 def test_timed_out_episodes_are_retried_then_reported_never_scored(local_ray, toy_suite, tokenizer):
     nodes = [n for n in toy_suite if n.env.env_id == "Toy-put"][:2] + [n for n in toy_suite if n.env.env_id == "Toy-ask"][:2]
     ids = [n.task_id for n in nodes]
-    options = {"max_concurrency": 16, "timeout_s": 1.0, "retries": 1, "on_failure": "mark", "cpus_per_worker": 0.5}
+    options = {"max_concurrency": 16, "timeout_s": 1.0, "retries": 1, "on_failure": "mark", "cpus_per_worker": 0.5, "start_timeout_s": START_S}
     slow = RayEnvWorkers(toy_suite, 2, setup=slow_toy, **options)
     try:
         rollouts = run_rollouts(ids, slow, tokenizer, Oracle(tokenizer, toy_suite), 1000)
@@ -156,9 +160,9 @@ def test_timed_out_episodes_are_retried_then_reported_never_scored(local_ray, to
 
 
 def test_the_model_generates_for_ready_episodes_while_others_step(local_ray, toy_suite, tokenizer):
-    copy = [n.task_id for n in toy_suite if n.env.env_id == "Toy-copy"][:2]  # get (fast), put (1 s), done
-    put = [n.task_id for n in toy_suite if n.env.env_id == "Toy-put"][:2]  # put (1 s), done
-    slow = RayEnvWorkers(toy_suite, 2, max_concurrency=8, cpus_per_worker=0.5, setup=functools.partial(slow_toy, 1.0))
+    copy = [n.task_id for n in toy_suite if n.env.env_id == "Toy-copy"][:2]  # get (fast), put (2 s), done
+    put = [n.task_id for n in toy_suite if n.env.env_id == "Toy-put"][:2]  # put (2 s), done
+    slow = RayEnvWorkers(toy_suite, 2, max_concurrency=8, cpus_per_worker=0.5, setup=functools.partial(slow_toy, 2.0), start_timeout_s=START_S)
     try:
         second_turn_after = {}  # seconds from the first generate call to the first second-turn context
         for slow.lockstep in (False, True):
@@ -169,8 +173,8 @@ def test_the_model_generates_for_ready_episodes_while_others_step(local_ray, toy
             second_turn_after[slow.lockstep] = next(t for t, turns in oracle.turns if 1 in turns) - oracle.turns[0][0]
     finally:
         slow.shutdown()
-    assert second_turn_after[False] < 0.5  # the copy tasks' put is generated while the put tasks' puts run
-    assert second_turn_after[True] >= 1.0  # lockstep waits for every observation
+    assert second_turn_after[False] < 1.0  # the copy tasks' put is generated while the put tasks' puts run
+    assert second_turn_after[True] >= 2.0  # lockstep waits for every observation
 
 
 def test_missing_ray_names_the_install(monkeypatch):
