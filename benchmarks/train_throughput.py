@@ -41,6 +41,7 @@ class ThroughputConfig:
     tasks: int = field(default=4, metadata={"help": "ToolWorld tasks (difficulty 1, train split) per step."})
     num_generations: int = field(default=4, metadata={"help": "Rollouts per task (G)."})
     max_new_tokens: int = field(default=64, metadata={"help": "Longest assistant message."})
+    temperature: float = field(default=1.0, metadata={"help": "Sampling temperature of the generation rows (0: greedy, for A/B runs with identical episodes)."})
     grpo_steps: int = field(default=3, metadata={"help": "Steps of the whole-step measurement (the first is reported apart: warm-up)."})
     seed: int = field(default=0, metadata={"help": "Seed of the tasks and of sampling."})
     worker: str = field(default="", metadata={"help": "Internal: run one measurement (JSON) and print its result."})
@@ -88,7 +89,7 @@ def _rollouts(cfg: ThroughputConfig, path: str, reuse_cache: bool, template: str
     tok.chat_template = {"compact": COMPACT_TOOL_TEMPLATE, "json": QWEN3_TOOL_TEMPLATE}[template]
     tasks = select_tasks("ToolWorld", "train", 1, cfg.tasks, cfg.seed)
     ids = [n.task_id for n in tasks for _ in range(cfg.num_generations)]
-    generator = HFGenerator(model, tok, SamplingConfig(cfg.max_new_tokens, 1.0), reuse_cache=reuse_cache)
+    generator = HFGenerator(model, tok, SamplingConfig(cfg.max_new_tokens, cfg.temperature), reuse_cache=reuse_cache)
     start = time.perf_counter()
     rollouts = run_rollouts(ids, EnvPool(tasks), tok, generator, 320 * (3 if template == "json" else 1), seed=cfg.seed)
     return rollouts, time.perf_counter() - start, model
