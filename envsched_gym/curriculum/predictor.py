@@ -289,7 +289,7 @@ class VariancePredictor:
     def apply_state(self, values: dict[str, Any]) -> None:
         """Assign the values :meth:`read_state` checked (pending updates are dropped: a saved state has none)."""
         values = dict(values)
-        self.model.apply_state(values.pop("model"), values["step"])
+        self.model.apply_state(values.pop("model"))
         for name, value in values.items():
             setattr(self, name, value)
         self.pending = []

@@ -58,7 +58,7 @@ class DeclarationModel:
     """Groups weighing less (six half-lives old) leave the fit."""
     CG_ITERATIONS = 12
     ROWS = ("node", "prior_visits", "size", "successes", "born")
-    STATE_KEYS = (*ROWS, "visits", "beta", "residual")
+    STATE_KEYS = (*ROWS, "visits", "beta", "residual", "pending", "fit_step")
 
     def __init__(self, features: NodeFeatures, half_life: float, penalty: float = 1.0, prior_residual: float = 2.0) -> None:
         n = len(features)
@@ -78,13 +78,13 @@ class DeclarationModel:
         self.unit_successes = np.zeros(len(self.units))
         self._pending: list[tuple[int, int, float, float]] = []
         self._kept = self._rows(self.node, self.prior_visits)
-        self._step = 0
+        self.fit_step = 0
+        """The step of the last fit (its decay weighs the unit statistics)."""
 
     def observe(self, node: int, size: int, successes: float, step: int) -> None:
         """Queue one finished group of ``node`` (``successes``: the sum of its rewards clipped to [0, 1])."""
         self._pending.append((node, int(self.visits[node]), float(size), float(successes)))
         self.visits[node] += 1
-        self._step = step
 
     @property
     def stale(self) -> bool:
@@ -100,6 +100,7 @@ class DeclarationModel:
             self.size, self.successes = np.r_[self.size, size], np.r_[self.successes, successes]
             self.born = np.r_[self.born, np.full(len(node), step, dtype=np.int64)]
             self._kept = sp.vstack([self._kept, self._rows(node.astype(np.int64), prior.astype(np.int64))], format="csr")
+        self.fit_step = step
         decay = 0.5 ** ((step - self.born) / self.half_life)
         alive = decay >= self.DROP
         if not alive.all():
@@ -150,11 +151,13 @@ class DeclarationModel:
 
     # ------------------------------------------------------------------- state
     def state_dict(self) -> dict[str, Any]:
-        """The kept groups, per-node visit counts, coefficients and residual (JSON-able)."""
-        if self._pending:
-            self.fit(self._step)
+        """The kept groups, the groups queued since the last fit, per-node visit counts,
+        coefficients and residual (JSON-able). Saving does not fit: the queued groups are saved as
+        they are, so a restored model fits at the same step the uninterrupted one does."""
         state: dict[str, Any] = {name: getattr(self, name).tolist() for name in (*self.ROWS, "visits", "beta")}
         state["residual"] = self.residual
+        state["pending"] = [list(p) for p in self._pending]
+        state["fit_step"] = self.fit_step
         return state
 
     def read_state(self, reader: StateReader) -> dict[str, Any]:
@@ -172,13 +175,19 @@ class DeclarationModel:
         values["visits"] = reader.array("visits", self.visits.shape, integer=True, minimum=0)
         values["beta"] = reader.array("beta", self.beta.shape)
         values["residual"] = reader.number("residual", minimum=0.0)
+        pending = reader.array("pending", (-1, 4), minimum=0) if reader.state.get("pending") else np.zeros((0, 4))
+        if len(pending) and pending[:, 0].max() >= len(self.visits):
+            reader.fail("pending", f"holds node {int(pending[:, 0].max())}, outside the {len(self.visits)} nodes")
+        values["pending"] = pending
+        values["fit_step"] = reader.integer("fit_step", minimum=0)
         return values
 
-    def apply_state(self, values: dict[str, Any], step: int) -> None:
-        """Assign the checked values and recompute the derived statistics at ``step``."""
+    def apply_state(self, values: dict[str, Any]) -> None:
+        """Assign the checked values and recompute the derived statistics as the last fit left them."""
+        values = dict(values)
+        pending = values.pop("pending")
         for name, value in values.items():
             setattr(self, name, value)
-        self._pending.clear()
-        self._step = step
+        self._pending = [(int(n), int(v), float(size), float(ok)) for n, v, size, ok in pending]
         self._kept = self._rows(self.node, self.prior_visits)
-        self._unit_statistics(0.5 ** ((step - self.born) / self.half_life))
+        self._unit_statistics(0.5 ** ((self.fit_step - self.born) / self.half_life))  # as the last fit left them

@@ -15,7 +15,7 @@ import pytest
 from envsched_gym.curriculum import SCHEDULERS, BaseScheduler, make_scheduler
 from envsched_gym.suite import Suite
 
-VARIABLE_LENGTH = {"predictor.dirty"}  # the nodes awaiting a refresh: any number of them is a valid state
+VARIABLE_LENGTH = {"predictor.dirty", "predictor.model.pending"}  # nodes awaiting a refresh, groups awaiting a fit: any number is a valid state
 
 
 def _driven(name: str, suite: Suite) -> BaseScheduler:
@@ -127,3 +127,25 @@ def test_envsched_nested_predictor_keys_are_checked(small_suite: Suite) -> None:
 def test_state_of_another_scheduler_says_which_to_build(small_suite: Suite) -> None:
     with pytest.raises(ValueError, match=r"saved by scheduler 'dapo', not 'random'.*make_scheduler\('dapo'"):
         make_scheduler("random", small_suite).load_state_dict(_saved("dapo", small_suite))
+
+
+@pytest.mark.parametrize("pending", [False, True], ids=["fitted", "groups-queued"])
+def test_a_restored_envsched_predicts_exactly_what_the_uninterrupted_run_does(small_suite: Suite, pending: bool) -> None:
+    """Saving must not fit the declaration model (that would change the saved run's future), and
+    a restored model keeps the unit statistics of its last fit, not ones decayed to the load step."""
+    runs = [make_scheduler("envsched", small_suite, seed=0) for _ in range(2)]  # saved, uninterrupted
+    for s in runs:
+        for step in range(3):
+            batch = s.next_batch(4)
+            for i, task in enumerate(batch):
+                s.update(task, [float((i + k + step) % 2) for k in range(4)])
+        if not pending:
+            s.next_batch(4)  # fits the queued groups
+    saved, uninterrupted = runs
+    ids = [n.task_id for n in small_suite]
+    restored = make_scheduler("envsched", small_suite, seed=0)
+    restored.load_state_dict(json.loads(json.dumps(saved.state_dict())))
+    for key in ("mean", "variance", "uncertainty"):
+        expected = uninterrupted.predict(ids)[key]
+        assert saved.predict(ids)[key] == expected and restored.predict(ids)[key] == expected, key
+    assert restored.next_batch(4) == saved.next_batch(4) == uninterrupted.next_batch(4)
