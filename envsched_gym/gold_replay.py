@@ -63,17 +63,12 @@ def check_gold(adapter: Adapter, envs: dict[str, EnvSpec], tasks: list[TaskSpec]
 
 
 def _replay(env: ToolUseEnv, task: TaskSpec) -> tuple[Episode, str, str]:
-    from envsched_gym.policies import OraclePolicy
+    """The oracle's episode of ``task``, and the canonical world state before and after it."""
+    from envsched_gym.policies import OraclePolicy, run_episode
 
-    policy = OraclePolicy()
-    observation, info = env.reset(seed=0, options={"task_id": task.task_id})
+    before = canonical(env.adapter.make_world(task).state())  # the state reset builds
+    run_episode(env, OraclePolicy(), task.task_id)
     assert env.world is not None and env.episode is not None
-    before = canonical(env.world.state())
-    policy.begin(task, info)
-    done = False
-    while not done:
-        observation, _, terminated, truncated, info = env.step(policy.act(observation, info))
-        done = terminated or truncated
     return env.episode, before, canonical(env.world.state())
 
 

@@ -31,7 +31,8 @@ from envsched_gym.episode import Episode
 from envsched_gym.users import UserReply, UserSimulator
 
 STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
-_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+"""HTTP statuses worth a retry (timeouts, conflicts, rate limits, server errors); the endpoint clients share it."""
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 ChatMessage = dict[str, str]
@@ -100,7 +101,7 @@ class OpenAICompatibleBackend:
                     return _content(json.loads(response.read().decode("utf-8")))
             except urllib.error.HTTPError as exc:
                 last = f"HTTP {exc.code}: {exc.read()[:300].decode('utf-8', 'replace')}"
-                if exc.code not in _RETRY_STATUS:
+                if exc.code not in RETRY_STATUS:
                     break
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
                 last = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"

@@ -16,11 +16,9 @@ from typing import Any
 import gymnasium as gym
 
 from envsched_gym.declarations import ToolCall
-from envsched_gym.llm_user import EndpointConfig, LLMError
+from envsched_gym.llm_user import RETRY_STATUS, EndpointConfig, LLMError
 from envsched_gym.rendering import render_calls
 from envsched_gym.rl.rollout import Rollout
-
-_RETRY = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 
 def openai_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -67,7 +65,7 @@ def chat_completion(config: EndpointConfig, messages: list[dict[str, Any]], tool
                 return json.loads(response.read().decode())["choices"][0]["message"]
         except urllib.error.HTTPError as exc:
             last = f"HTTP {exc.code}: {exc.read()[:300].decode('utf-8', 'replace')}"
-            if exc.code not in _RETRY:
+            if exc.code not in RETRY_STATUS:
                 break
         except (urllib.error.URLError, OSError, KeyError, IndexError, json.JSONDecodeError) as exc:
             last = f"{type(exc).__name__}: {exc}"

@@ -29,11 +29,11 @@ from typing import Any, Literal
 
 from transformers import PreTrainedTokenizerBase
 
+from envsched_gym.llm_user import RETRY_STATUS
 from envsched_gym.rl.generation import Generated, SamplingConfig
 
 TokenMode = Literal["server", "retokenize"]
 TOKEN_PREFIX = "token_id:"
-_RETRY = frozenset({408, 429, 500, 502, 503, 504})
 
 
 class ServerError(RuntimeError):
@@ -129,7 +129,7 @@ class CompletionsGenerator:
                     return json.loads(response.read())
             except urllib.error.HTTPError as exc:
                 last = f"HTTP {exc.code}: {exc.read()[:300]!r}"
-                if exc.code not in _RETRY:
+                if exc.code not in RETRY_STATUS:
                     break
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 last = f"{type(exc).__name__}: {exc}"
