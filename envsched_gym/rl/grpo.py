@@ -26,12 +26,14 @@ from accelerate import PartialState
 from accelerate.utils import gather_object
 from transformers import PreTrainedTokenizerBase, TrainerCallback
 from trl import GRPOTrainer
+from trl.trainer import grpo_trainer as trl_grpo
 
 from envsched_gym.rl.cpu_scoring import score_completions_only_on_cpu
 from envsched_gym.rl.feedback import RoundLogger, group_rollouts
 from envsched_gym.rl.generation import HFGenerator, SamplingConfig, TokenGenerator, VLLMGenerator
 from envsched_gym.rl.rollout import EnvPool, run_rollouts
 from envsched_gym.rl.sampler import CurriculumSampler
+from envsched_gym.rl.shared_prompt import MASKABLE_ATTENTION, pack_by_prompt, shuffle_groups
 
 CURRICULUM_FILE = "curriculum.pt"
 COMPLETE_MARKER = "envsched-complete.json"  # written last into checkpoint-N: the folder is whole
@@ -43,15 +45,59 @@ def env_reward(prompts: list[Any], completions: list[Any], env_reward: Sequence[
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):
-    """``GRPOTrainer`` whose training batches come from a :class:`CurriculumSampler`."""
+    """``GRPOTrainer`` whose training batches come from a :class:`CurriculumSampler`.
 
-    def __init__(self, *args: Any, curriculum_sampler: CurriculumSampler, **kwargs: Any) -> None:
+    With ``share_prompt``, the loss runs each group's prompt once (:mod:`envsched_gym.rl.shared_prompt`):
+    micro-batches hold whole groups and each distinct prompt's rows are scored as one packed row.
+    """
+
+    def __init__(self, *args: Any, curriculum_sampler: CurriculumSampler, share_prompt: bool = False, **kwargs: Any) -> None:
         self.curriculum_sampler = curriculum_sampler
+        self.share_prompt = share_prompt
         score_completions_only_on_cpu()
         super().__init__(*args, **kwargs)
+        if share_prompt:
+            attention = self.accelerator.unwrap_model(self.model).config._attn_implementation
+            if attention not in MASKABLE_ATTENTION:
+                raise ValueError(f"share_prompt needs attention that takes a 4D mask ({', '.join(MASKABLE_ATTENTION)}), not '{attention}'; "
+                                 "load the model with attn_implementation='sdpa' or turn share_prompt off")  # fmt: skip
 
     def _get_train_sampler(self, dataset: Any = None) -> CurriculumSampler:
         return self.curriculum_sampler
+
+    def _prepare_inputs(self, generation_batch: dict[str, Any]) -> dict[str, Any]:
+        if not self.share_prompt:
+            return super()._prepare_inputs(generation_batch)
+        original = trl_grpo.shuffle_sequence_dict
+        trl_grpo.shuffle_sequence_dict = shuffle_groups
+        try:
+            return super()._prepare_inputs(generation_batch)
+        finally:
+            trl_grpo.shuffle_sequence_dict = original
+
+    def _get_per_token_logps_and_entropies(
+        self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int, batch_size: int | None = None,
+        compute_entropy: bool = False, compute_aux_loss: bool = False, **multimodal: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:  # fmt: skip
+        if not self.share_prompt:
+            return super()._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy, compute_aux_loss, **multimodal
+            )  # fmt: skip
+        given = sorted(k for k, v in multimodal.items() if v is not None)
+        if given or compute_aux_loss:
+            raise ValueError(f"share_prompt packs text rows only; this batch has {given or ['an MoE aux loss']}: turn share_prompt off")
+        attention = self.accelerator.unwrap_model(model).config._attn_implementation
+        batch_size = batch_size or input_ids.size(0)
+        logps, entropies = [], []
+        for start in range(0, input_ids.size(0), batch_size):
+            packed = pack_by_prompt(input_ids[start : start + batch_size], attention_mask[start : start + batch_size], logits_to_keep, attention, torch.float32)
+            with self.accelerator.autocast():
+                out = model(input_ids=packed.input_ids, attention_mask=packed.attention_mask, position_ids=packed.position_ids,
+                            labels=packed.labels, fused_lm_head=True)  # fmt: skip
+            logps.append(packed.unpack(out.log_probs, logits_to_keep))
+            if compute_entropy:
+                entropies.append(packed.unpack(out.entropy, logits_to_keep))
+        return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
 
 
 class EnvironmentRollouts:

@@ -135,3 +135,24 @@ def test_vllm_server_mode_reaches_trl_and_a_stray_url_is_refused(monkeypatch):
         grpo_args(parse_config(["--preset", "qwen3-8b", "--vllm-mode", "remote"]), 1)
     with pytest.raises(SystemExit, match="is for --use-vllm --vllm-mode server"):
         grpo_args(parse_config(["--vllm-server-base-url", "http://x:8000"]), 1)
+
+
+def test_sharing_the_prompt_in_the_loss_trains_like_trl_rows(tmp_path):
+    """One real GRPO step with share_prompt on and off: the same rollouts, loss, entropy and gradient norm."""
+    register_toy()
+    train = envsched_gym.suite("Toy", split="train")
+    size = MicroSize(vocab_size=800, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128)
+    model = build_micro_qwen3(list(gold_conversations(train)), tmp_path / "micro", size, sft_steps=30, seed=0)
+    logs = {}
+    for share in (True, False):
+        config = TrainConfig(output_dir=str(tmp_path / f"run-{share}"), model=str(model), families="Toy", max_difficulty=0, steps=1, tasks_per_step=4,
+                             num_generations=4, per_device_batch=8, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=1,
+                             learning_rate=5e-3, temperature=1.2, share_prompt=share)  # fmt: skip
+        run = main(config)
+        log = json.loads((run / "checkpoint-1" / "trainer_state.json").read_text())["log_history"]
+        logs[share] = next(h for h in log if "grad_norm" in h)
+        logs[share]["rounds"] = [{k: v for k, v in json.loads(line).items() if k != "seconds"} for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert logs[True]["rounds"] == logs[False]["rounds"]  # the same rollouts and rewards
+    assert logs[False]["grad_norm"] > 0, "every group was uniform: nothing to compare"
+    for key in ("grad_norm", "loss", "entropy"):
+        assert logs[True][key] == pytest.approx(logs[False][key], rel=1e-4, abs=1e-6), key
