@@ -75,6 +75,7 @@ class EvalConfig:
     env_retries: int = field(default=2, metadata={"help": "Restarts of an episode whose env worker died or timed out."})
     env_worker_cpus: float = field(default=1.0, metadata={"help": "Ray CPUs each env worker reserves (below 1 for I/O-bound user "
                                                                   "simulators)."})  # fmt: skip
+    env_worker_start_s: float = field(default=120.0, metadata={"help": "Longest wait for the env workers to start (a loaded or autoscaling cluster may need more)."})
     max_infra_failures: float = field(default=0.0, metadata={"help": "Largest fraction (0 to 1) of episodes that may fail outside the model "
                                                                      "(endpoint or user-simulator errors); above it the exit status is 1."})  # fmt: skip
     seed: int = field(default=0, metadata={"help": "Seed of the task sample and of sampling."})
@@ -147,7 +148,7 @@ def env_backend(config: EvalConfig, tasks: Suite) -> EnvBackend:
 
     return RayEnvWorkers(tasks, config.env_workers, max_concurrency=config.env_concurrency, timeout_s=config.env_timeout_s,
                          retries=config.env_retries, on_failure="mark", imports=[m for m in config.imports.split(",") if m],
-                         cpus_per_worker=config.env_worker_cpus)  # fmt: skip
+                         cpus_per_worker=config.env_worker_cpus, start_timeout_s=config.env_worker_start_s)  # fmt: skip
 
 
 def run_local(config: EvalConfig, tasks: Suite, path: str, pool: EnvBackend) -> list[Rollout]:

@@ -113,6 +113,7 @@ class TrainConfig:
     env_workers: int = field(default=0, metadata={"help": "Ray actors running the training environments (0: in this process); a local Ray, or the cluster at $RAY_ADDRESS."})
     env_lockstep: bool = field(default=False, metadata={"help": "With env workers, generate only once every episode's observation is in (the in-process samples, less overlap)."})
     env_worker_cpus: float = field(default=1.0, metadata={"help": "Ray CPUs each env worker reserves (below 1 for I/O-bound user simulators)."})
+    env_worker_start_s: float = field(default=120.0, metadata={"help": "Longest wait for the env workers to start (a loaded or autoscaling cluster may need more)."})
     gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory (large models)."})
     share_prompt: bool = field(default=True, metadata={"help": "Score each group's prompt once in the loss: one packed row per prompt (envsched_gym/rl/shared_prompt.py; off for 8k-token completions)."})
     resume: bool = field(default=False, metadata={"help": "Resume from the last checkpoint in output_dir."})
@@ -237,7 +238,7 @@ def train_envs(config: TrainConfig, train: Suite) -> EnvBackend:
     from envsched_gym.rl.env_workers import RayEnvWorkers
 
     return RayEnvWorkers(train, config.env_workers, lockstep=config.env_lockstep, imports=[m for m in config.imports.split(",") if m],
-                         cpus_per_worker=config.env_worker_cpus)  # fmt: skip
+                         cpus_per_worker=config.env_worker_cpus, start_timeout_s=config.env_worker_start_s)  # fmt: skip
 
 
 def main(config: TrainConfig) -> Path:

@@ -185,9 +185,9 @@ class RayEnvWorkers:
         on_failure: str = "raise", lockstep: bool = False, imports: Sequence[str] = (), setup: Callable[[], object] | None = None,
         cpus_per_worker: float = 1.0, num_cpus: int | None = None, start_timeout_s: float = 120.0,
     ) -> None:  # fmt: skip
-        if num_workers < 1 or max_concurrency < 1 or timeout_s <= 0 or retries < 0:
-            raise ValueError(f"need num_workers >= 1, max_concurrency >= 1, timeout_s > 0, retries >= 0; got {num_workers}, "
-                             f"{max_concurrency}, {timeout_s}, {retries}")  # fmt: skip
+        if num_workers < 1 or max_concurrency < 1 or timeout_s <= 0 or retries < 0 or start_timeout_s <= 0:
+            raise ValueError(f"need num_workers >= 1, max_concurrency >= 1, timeout_s > 0, retries >= 0, start_timeout_s > 0; got {num_workers}, "
+                             f"{max_concurrency}, {timeout_s}, {retries}, {start_timeout_s}")  # fmt: skip
         if on_failure not in ("raise", "mark"):
             raise ValueError(f"on_failure is 'raise' or 'mark', got {on_failure!r}")
         self.suite, self.timeout_s, self.retries, self.on_failure, self.lockstep = suite, timeout_s, retries, on_failure, lockstep

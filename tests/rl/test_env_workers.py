@@ -189,7 +189,8 @@ def test_evaluate_with_env_workers_writes_the_in_process_episodes(local_ray, toy
     runs = {}
     for n in (0, 2):
         config = EvalConfig(output_dir=str(tmp_path / f"w{n}"), model=str(micro_dir), benchmarks="Toy", split="train", max_difficulty=0,
-                            max_tasks=8, max_new_tokens=12, max_completion_length=80, batch_size=4, env_workers=n, env_worker_cpus=0.5)  # fmt: skip
+                            max_tasks=8, max_new_tokens=12, max_completion_length=80, batch_size=4, env_workers=n, env_worker_cpus=0.5,
+                            env_worker_start_s=START_S)  # fmt: skip
         rows = main(config)
         summary = json.loads((tmp_path / f"w{n}" / "evaluation" / "summary.json").read_text())
         runs[n] = (rows, (tmp_path / f"w{n}" / "evaluation" / "episodes.jsonl").read_text(), summary["env_workers"])
@@ -207,7 +208,7 @@ def test_train_grpo_on_lockstep_env_workers_trains_on_the_in_process_rollouts(lo
     for n in (0, 2):
         config = TrainConfig(output_dir=str(tmp_path / f"w{n}"), model=str(model), families="Toy", max_difficulty=0, steps=2, tasks_per_step=2,
                              num_generations=4, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=2, temperature=1.2,
-                             env_workers=n, env_lockstep=True, env_worker_cpus=0.5)  # fmt: skip
+                             env_workers=n, env_lockstep=True, env_worker_cpus=0.5, env_worker_start_s=START_S)  # fmt: skip
         run = main(config)
         lines = (run / "metrics.jsonl").read_text().splitlines()
         rounds[n] = [{k: r[k] for k in ("round", "tasks", "group_rewards")} for r in map(json.loads, lines)]
