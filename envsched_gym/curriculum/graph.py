@@ -62,12 +62,7 @@ class DualGraph:
         order = np.lexsort((within_code, env))
         bounds = np.flatnonzero(np.diff(env[order])) + 1
         segments = list(zip(np.r_[0, bounds], np.r_[bounds, n], strict=True))
-        text = features.within
-
-        def within_sims(q: np.ndarray, c: np.ndarray) -> np.ndarray:
-            return (text[q] @ text[c].T).toarray()
-
-        within = _topk(order, segments, within_sims, k_within, block, group=None, n=n)
+        within = _topk(order, segments, _SparseBlocks(features.within), k_within, block, group=None, n=n)
         sig = features.signature
 
         def cross_sims(q: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -96,6 +91,35 @@ class DualGraph:
     def nbytes(self) -> int:
         """Memory held by both sparse matrices."""
         return sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in (self.within, self.cross))
+
+
+class _SparseBlocks:
+    """Dense similarity blocks ``(matrix[q] @ matrix[c].T).toarray()`` of a sparse CSR ``matrix``, bit for bit.
+
+    Only the columns the queries use count, so the candidates are scattered into a dense
+    (query columns x candidates) block and the queries, their columns renumbered, multiply it.
+    Both products walk a query row's entries in stored order, so every entry sums the same
+    float32 products in the same order (the dense block's zeros add nothing); this one skips the
+    sparse product's counting pass and sparse result, about 5x faster on 256 x 512 blocks.
+    """
+
+    def __init__(self, matrix: sp.csr_matrix) -> None:
+        if not matrix.has_canonical_format:
+            raise ValueError("DualGraph: features.within has duplicate or unsorted column indices; call within.sum_duplicates() first")
+        self.matrix = matrix
+        self._slot = np.full(matrix.shape[1], -1, dtype=np.int64)  # query column -> dense row; -1 between calls
+
+    def __call__(self, q: np.ndarray, c: np.ndarray) -> np.ndarray:
+        queries, cands = self.matrix[q], self.matrix[c]
+        columns = np.unique(queries.indices)
+        self._slot[columns] = np.arange(len(columns))
+        slot = self._slot[cands.indices]
+        keep = slot >= 0
+        dense = np.zeros((len(columns), len(c)), dtype=self.matrix.dtype)
+        dense[slot[keep], np.repeat(np.arange(len(c)), np.diff(cands.indptr))[keep]] = cands.data[keep]
+        compact = sp.csr_matrix((queries.data, self._slot[queries.indices], queries.indptr), shape=(len(q), len(columns)))
+        self._slot[columns] = -1
+        return compact @ dense
 
 
 def _hash_order_key(matrix: sp.csr_matrix | np.ndarray, rng: np.random.Generator, bits: int = 12) -> np.ndarray:
