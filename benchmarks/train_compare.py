@@ -6,7 +6,7 @@
 For each seed, one starting policy is built once (the preset's base model and its warm start,
 or the micro model) and every scheduler trains from it with the same task pool, the same
 rollouts per step (tasks_per_step x G) and the same held-out tasks, evaluated greedily at steps
-0, T, 2T and 3T (``steps`` = 3T). Nothing is simulated: each step is a real GRPO update from
+0, T and 3T (``steps`` = 3T; ``--eval-2t`` adds 2T). Nothing is simulated: each step is a real GRPO update from
 real environment rollouts. The runs go one after another (each uses both cores).
 
 Prints per scheduler and seed the effective ratio per step, held-out success with bootstrap 95%
@@ -51,7 +51,8 @@ class CompareConfig:
     steps: int = field(default=12, metadata={"help": "GRPO steps per run (3T)."})
     tasks_per_step: int = field(default=4, metadata={"help": "GRPO groups per step."})
     num_generations: int = field(default=4, metadata={"help": "Rollouts per task (G)."})
-    eval_tasks: int = field(default=100, metadata={"help": "Held-out tasks evaluated greedily every steps // 3 steps."})
+    eval_tasks: int = field(default=100, metadata={"help": "Held-out tasks evaluated greedily at steps 0, T and 3T (T = steps // 3)."})
+    eval_2t: bool = field(default=False, metadata={"help": "Also evaluate at 2T (one more 100-task evaluation per run)."})
 
 
 def starting_policy(config: CompareConfig, seed: int, out: Path) -> Path:
@@ -63,11 +64,18 @@ def starting_policy(config: CompareConfig, seed: int, out: Path) -> Path:
     return Path(warm_started(preset, resolve_base(preset, train, start), train, start)).resolve()
 
 
-def train_command(config: CompareConfig, scheduler: str, seed: int, model: Path, run: Path) -> list[str]:
+def eval_steps(config: CompareConfig, first: bool) -> list[int]:
+    """Where a run is evaluated: T, (2T,) 3T, and step 0 for the seed's first scheduler only (every
+    scheduler of a seed starts from the same policy, and the greedy evaluation is deterministic)."""
+    t = max(config.steps // 3, 1)
+    return [0] * first + [t] + [2 * t] * config.eval_2t + [3 * t]
+
+
+def train_command(config: CompareConfig, scheduler: str, seed: int, model: Path, run: Path, first: bool = True) -> list[str]:
     """The train_grpo.py command line of one run."""
     args = {
         "preset": config.preset, "output-dir": run, "model": model, "scheduler": scheduler, "steps": config.steps,
-        "tasks-per-step": config.tasks_per_step, "num-generations": config.num_generations, "eval-every": max(config.steps // 3, 1),
+        "tasks-per-step": config.tasks_per_step, "num-generations": config.num_generations, "eval-steps": ",".join(map(str, eval_steps(config, first))),
         "eval-tasks": config.eval_tasks, "save-steps": config.steps, "seed": seed, "warm-start-steps": 0, "eval-base": False,
     }  # fmt: skip
     return [sys.executable, str(REPO / "training" / "train_grpo.py")] + [x for k, v in args.items() for x in (f"--{k}", str(v))]
@@ -78,13 +86,14 @@ def run_all(config: CompareConfig, out: Path) -> None:
     env = {**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1"}
     for seed in _ints(config.seeds):
         model = starting_policy(config, seed, out)
-        for name in config.schedulers.split(","):
+        for i, name in enumerate(config.schedulers.split(",")):
             run = out / f"seed{seed}" / name
             if (run / "scheduler_state.pt").exists():
                 continue
             run.mkdir(parents=True, exist_ok=True)
             with (run / "train.log").open("w") as log:
-                code = subprocess.call(train_command(config, name, seed, model, run), stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+                command = train_command(config, name, seed, model, run, first=i == 0)
+                code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
             if code:
                 raise SystemExit(f"run {run} failed (exit {code}); see {run}/train.log")
 
@@ -92,7 +101,8 @@ def run_all(config: CompareConfig, out: Path) -> None:
 def collect(config: CompareConfig, out: Path) -> dict[str, dict[int, dict[str, Any]]]:
     """Per scheduler and seed: effective ratio per step, and every held-out evaluation with its per-task results."""
     results: dict[str, dict[int, dict[str, Any]]] = {}
-    for name in config.schedulers.split(","):
+    names = config.schedulers.split(",")
+    for name in names:
         for seed in _ints(config.seeds):
             run = out / f"seed{seed}" / name
             rounds, evals = read_jsonl(run / "metrics.jsonl"), read_jsonl(run / "eval.jsonl")
@@ -100,6 +110,12 @@ def collect(config: CompareConfig, out: Path) -> dict[str, dict[int, dict[str, A
                 "effective_ratio": [r["effective_ratio"] for r in rounds], "reward": [r["reward"] for r in rounds],
                 "heldout": {int(e["step"]): e["successes"] for e in evals}, "distinct_tasks": len({t for r in rounds for t in r["tasks"]}),
             }  # fmt: skip
+    for seed in _ints(config.seeds):  # the seed's shared starting policy, evaluated once by its first scheduler's run
+        start = results[names[0]][seed]["heldout"].get(0)
+        if start is None:
+            raise SystemExit(f"{out}/seed{seed}/{names[0]}/eval.jsonl has no step-0 evaluation; delete that run and run the comparison again")
+        for name in names[1:]:
+            results[name][seed]["heldout"].setdefault(0, start)
     return results
 
 

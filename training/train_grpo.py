@@ -103,6 +103,7 @@ class TrainConfig:
     micro_layers: int = field(default=2, metadata={"help": "Micro model decoder layers."})
     micro_vocab: int = field(default=2048, metadata={"help": "Micro model BPE vocabulary."})
     eval_every: int = field(default=3, metadata={"help": "Greedy evaluation every this many steps (0: never)."})
+    eval_steps: str = field(default="", metadata={"help": "Comma-separated steps to evaluate at instead of every eval_every (0: before the first step), e.g. 0,4,12."})
     eval_tasks: int = field(default=8, metadata={"help": "Seeded sample of evaluation tasks."})
     eval_base: bool = field(default=False, metadata={"help": "Also evaluate the model before the warm start (the untrained base)."})
     save_steps: int = field(default=3, metadata={"help": "Checkpoint every this many steps."})
@@ -250,7 +251,8 @@ def main(config: TrainConfig) -> Path:
     torch.manual_seed(config.seed)
     train = select_tasks(config.families, config.train_split, config.max_difficulty, config.max_tasks, config.seed, config.family_weights)
     base = resolve_base(config, train, run)
-    heldout = select_tasks(config.families, config.eval_split, config.max_difficulty, config.eval_tasks, config.seed) if config.eval_every else None
+    eval_at = eval_schedule(config)
+    heldout = select_tasks(config.families, config.eval_split, config.max_difficulty, config.eval_tasks, config.seed) if eval_at else None
     checkpoint = str(resume_checkpoint(run)) if config.resume else None
     if not checkpoint:
         for name in ("metrics.jsonl", "eval.jsonl"):
@@ -271,7 +273,7 @@ def main(config: TrainConfig) -> Path:
     callbacks: list[Any] = [CurriculumCheckpoint(sampler, rollouts)]
     if heldout is not None:
         callbacks.append(HeldoutEval(EnvPool(heldout), [n.task_id for n in heldout], tokenizer, SamplingConfig(config.max_new_tokens, 0.0),
-                                     config.max_completion_length, config.eval_every, run / "eval.jsonl", config.eval_split,
+                                     config.max_completion_length, eval_at, run / "eval.jsonl", config.eval_split,
                                      start_stage="warm-start" if config.warm_start_steps else "grpo"))  # fmt: skip
     if checkpoint:
         resumed = restore_curriculum(checkpoint, sampler, rollouts)
@@ -294,13 +296,26 @@ def main(config: TrainConfig) -> Path:
     return run
 
 
+def eval_schedule(config: TrainConfig) -> set[int]:
+    """The steps of the greedy held-out evaluation: ``eval_steps``, or 0, every ``eval_every`` steps and the last."""
+    if not config.eval_steps:
+        return {0, *range(config.eval_every, config.steps + 1, config.eval_every), config.steps} if config.eval_every > 0 else set()
+    try:
+        steps = {int(s) for s in config.eval_steps.split(",")}
+    except ValueError:
+        raise SystemExit(f"--eval-steps '{config.eval_steps}' is not a comma-separated list of steps, e.g. 0,4,12") from None
+    if not all(0 <= s <= config.steps for s in steps):
+        raise SystemExit(f"--eval-steps {sorted(steps)}: every step must lie in 0..{config.steps} (--steps)")
+    return steps
+
+
 def _evaluate_base(config: TrainConfig, base: str, heldout: Suite, run: Path) -> None:
     """The untrained base model on the held-out tasks (the 'before' of the run's summary)."""
     model, tokenizer = load_policy(base, bf16_weights=config.bf16 and torch.cuda.is_available())
     if torch.cuda.is_available():
         model = model.to("cuda")
     evaluator = HeldoutEval(EnvPool(heldout), [n.task_id for n in heldout], tokenizer, SamplingConfig(config.max_new_tokens, 0.0),
-                            config.max_completion_length, config.eval_every, run / "eval.jsonl", config.eval_split)  # fmt: skip
+                            config.max_completion_length, {0}, run / "eval.jsonl", config.eval_split)  # fmt: skip
     evaluator.evaluate(model, 0, "base")
     del model
     gc.collect()

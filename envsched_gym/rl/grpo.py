@@ -280,7 +280,7 @@ class HeldoutEval(TrainerCallback):
         tokenizer: The policy's tokenizer.
         sampling: Generation settings (use ``temperature=0`` for greedy decoding).
         max_completion_length: Token budget per episode.
-        every: Evaluate every this many optimizer steps (and at the last step).
+        steps: The optimizer steps to evaluate at (0: before the first step).
         path: The JSONL file.
         split: Name of the split, written into each record.
         start_stage: Stage name of the step-0 record (``warm-start`` after an SFT warm start).
@@ -289,10 +289,10 @@ class HeldoutEval(TrainerCallback):
 
     def __init__(
         self, pool: EnvPool, task_ids: list[str], tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig,
-        max_completion_length: int, every: int, path: Path, split: str, start_stage: str = "grpo", batch_size: int = 32,
+        max_completion_length: int, steps: set[int], path: Path, split: str, start_stage: str = "grpo", batch_size: int = 32,
     ) -> None:  # fmt: skip
         self.pool, self.task_ids, self.tokenizer, self.sampling = pool, task_ids, tokenizer, sampling
-        self.max_completion_length, self.every, self.path, self.split = max_completion_length, every, path, split
+        self.max_completion_length, self.steps, self.path, self.split = max_completion_length, set(steps), path, split
         self.start_stage, self.batch_size = start_stage, batch_size
 
     def evaluate(self, model: Any, step: int, stage: str = "grpo", tokenizer: PreTrainedTokenizerBase | None = None) -> dict[str, Any]:
@@ -318,9 +318,9 @@ class HeldoutEval(TrainerCallback):
         return record
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        if state.is_world_process_zero and state.global_step == 0:
+        if state.is_world_process_zero and state.global_step == 0 and 0 in self.steps:
             self.evaluate(model, 0, self.start_stage)
 
     def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        if state.is_world_process_zero and (state.global_step % self.every == 0 or state.global_step == state.max_steps):
+        if state.is_world_process_zero and state.global_step in self.steps:
             self.evaluate(model, state.global_step)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from benchmarks.train_compare import CompareConfig, _targets, train_command
+import pytest
+
+from benchmarks.train_compare import CompareConfig, _targets, collect, train_command
 
 
 def _result(heldout: dict[int, list[float]], ratio: float) -> dict:
@@ -16,7 +19,27 @@ def test_every_run_starts_from_the_seeds_shared_policy_at_equal_rollouts():
     cmd = train_command(config, "plr", 1, Path("/m"), Path("/out/seed1/plr"))
     args = dict(zip(cmd[2::2], cmd[3::2], strict=True))
     assert args["--model"] == "/m" and args["--warm-start-steps"] == "0" and args["--scheduler"] == "plr"
-    assert (args["--steps"], args["--eval-every"], args["--tasks-per-step"], args["--num-generations"], args["--seed"]) == ("12", "4", "4", "4", "1")
+    assert (args["--steps"], args["--eval-steps"], args["--tasks-per-step"], args["--num-generations"], args["--seed"]) == ("12", "0,4,12", "4", "4", "1")
+    later = dict(zip(*[iter(train_command(config, "random", 1, Path("/m"), Path("/out/seed1/random"), first=False)[2:])] * 2, strict=True))
+    assert later["--eval-steps"] == "4,12"  # step 0 is the seed's shared policy: evaluated once
+    with_2t = train_command(CompareConfig(steps=12, eval_2t=True), "plr", 1, Path("/m"), Path("/r"))
+    assert with_2t[with_2t.index("--eval-steps") + 1] == "0,4,8,12"
+
+
+def _run(path: Path, evals: dict[int, list[float]]) -> None:
+    path.mkdir(parents=True)
+    (path / "metrics.jsonl").write_text(json.dumps({"effective_ratio": 0.5, "reward": 0.1, "tasks": ["a"]}) + "\n")
+    (path / "eval.jsonl").write_text("".join(json.dumps({"step": k, "successes": v}) + "\n" for k, v in evals.items()))
+
+
+def test_later_schedulers_share_the_first_ones_step_0_evaluation(tmp_path):
+    _run(tmp_path / "seed0" / "envsched", {0: [1.0, 0.0], 4: [1.0, 1.0]})
+    _run(tmp_path / "seed0" / "random", {4: [0.0, 0.0]})
+    results = collect(CompareConfig(schedulers="envsched,random", seeds="0"), tmp_path)
+    assert results["random"][0]["heldout"] == {4: [0.0, 0.0], 0: [1.0, 0.0]}
+    (tmp_path / "seed0" / "envsched" / "eval.jsonl").write_text(json.dumps({"step": 4, "successes": [1.0]}) + "\n")
+    with pytest.raises(SystemExit, match=r"seed0/envsched/eval\.jsonl has no step-0 evaluation"):
+        collect(CompareConfig(schedulers="envsched,random", seeds="0"), tmp_path)
 
 
 def test_target_holds_only_when_envsched_at_t_matches_random_at_3t_on_every_seed():

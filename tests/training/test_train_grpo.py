@@ -17,7 +17,7 @@ from envsched_gym.curriculum import make_scheduler
 from envsched_gym.rl.grpo import COMPLETE_MARKER, incomplete_reason
 from envsched_gym.rl.micro import MicroSize, build_micro_qwen3
 from envsched_gym.rl.trajectories import gold_conversations
-from training.train_grpo import PRESETS, TrainConfig, grpo_args, main, parse_config
+from training.train_grpo import PRESETS, TrainConfig, eval_schedule, grpo_args, main, parse_config
 
 
 def test_cli_defaults_to_the_tiny_cpu_preset():
@@ -156,3 +156,13 @@ def test_sharing_the_prompt_in_the_loss_trains_like_trl_rows(tmp_path):
     assert logs[False]["grad_norm"] > 0, "every group was uniform: nothing to compare"
     for key in ("grad_norm", "loss", "entropy"):
         assert logs[True][key] == pytest.approx(logs[False][key], rel=1e-4, abs=1e-6), key
+
+
+def test_the_evaluation_schedule_is_every_n_steps_or_the_given_steps():
+    assert eval_schedule(TrainConfig(steps=8, eval_every=3)) == {0, 3, 6, 8}
+    assert eval_schedule(TrainConfig(steps=8, eval_every=0)) == set()
+    assert eval_schedule(TrainConfig(steps=12, eval_every=4, eval_steps="4,12")) == {4, 12}
+    with pytest.raises(SystemExit, match=r"--eval-steps \[4, 13\]: every step must lie in 0..12"):
+        eval_schedule(TrainConfig(steps=12, eval_steps="4,13"))
+    with pytest.raises(SystemExit, match="not a comma-separated list"):
+        eval_schedule(TrainConfig(steps=12, eval_steps="4;12"))
