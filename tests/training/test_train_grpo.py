@@ -166,3 +166,17 @@ def test_the_evaluation_schedule_is_every_n_steps_or_the_given_steps():
         eval_schedule(TrainConfig(steps=12, eval_steps="4,13"))
     with pytest.raises(SystemExit, match="not a comma-separated list"):
         eval_schedule(TrainConfig(steps=12, eval_steps="4;12"))
+
+
+def test_a_run_evaluates_the_base_then_its_schedule_and_prints_the_table(tmp_path, capsys):
+    register_toy()
+    train = envsched_gym.suite("Toy", split="train")
+    size = MicroSize(vocab_size=800, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128)
+    model = build_micro_qwen3(list(gold_conversations(train)), tmp_path / "micro", size, sft_steps=0, seed=0)
+    config = TrainConfig(output_dir=str(tmp_path / "run"), model=str(model), families="Toy", max_difficulty=0, steps=2, tasks_per_step=2,
+                         num_generations=2, per_device_batch=2, max_new_tokens=8, max_completion_length=40, eval_split="train",
+                         eval_steps="0,2", eval_tasks=2, eval_base=True, save_steps=2)  # fmt: skip
+    run = main(config)
+    evals = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert [(e["stage"], e["step"], e["n"]) for e in evals] == [("base", 0, 2), ("grpo", 0, 2), ("grpo", 2, 2)]
+    assert "held-out" in capsys.readouterr().out.lower()
