@@ -33,7 +33,7 @@ from envsched_gym.rl.feedback import RoundLogger, group_rollouts
 from envsched_gym.rl.generation import HFGenerator, SamplingConfig, TokenGenerator, VLLMGenerator
 from envsched_gym.rl.rollout import EnvPool, run_rollouts
 from envsched_gym.rl.sampler import CurriculumSampler
-from envsched_gym.rl.shared_prompt import MASKABLE_ATTENTION, pack_by_prompt, shuffle_groups
+from envsched_gym.rl.shared_prompt import pack_by_prompt, require_maskable, shuffle_groups
 
 CURRICULUM_FILE = "curriculum.pt"
 COMPLETE_MARKER = "envsched-complete.json"  # written last into checkpoint-N: the folder is whole
@@ -56,11 +56,9 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         self.share_prompt = share_prompt
         score_completions_only_on_cpu()
         super().__init__(*args, **kwargs)
+        self.attention = self.accelerator.unwrap_model(self.model).config._attn_implementation
         if share_prompt:
-            attention = self.accelerator.unwrap_model(self.model).config._attn_implementation
-            if attention not in MASKABLE_ATTENTION:
-                raise ValueError(f"share_prompt needs attention that takes a 4D mask ({', '.join(MASKABLE_ATTENTION)}), not '{attention}'; "
-                                 "load the model with attn_implementation='sdpa' or turn share_prompt off")  # fmt: skip
+            require_maskable(self.attention)
 
     def _get_train_sampler(self, dataset: Any = None) -> CurriculumSampler:
         return self.curriculum_sampler
@@ -86,11 +84,10 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         given = sorted(k for k, v in multimodal.items() if v is not None)
         if given or compute_aux_loss:
             raise ValueError(f"share_prompt packs text rows only; this batch has {given or ['an MoE aux loss']}: turn share_prompt off")
-        attention = self.accelerator.unwrap_model(model).config._attn_implementation
         batch_size = batch_size or input_ids.size(0)
         logps, entropies = [], []
         for start in range(0, input_ids.size(0), batch_size):
-            packed = pack_by_prompt(input_ids[start : start + batch_size], attention_mask[start : start + batch_size], logits_to_keep, attention, torch.float32)
+            packed = pack_by_prompt(input_ids[start : start + batch_size], attention_mask[start : start + batch_size], logits_to_keep, self.attention)
             with self.accelerator.autocast():
                 out = model(input_ids=packed.input_ids, attention_mask=packed.attention_mask, position_ids=packed.position_ids,
                             labels=packed.labels, fused_lm_head=True)  # fmt: skip

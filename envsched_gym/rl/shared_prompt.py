@@ -39,7 +39,7 @@ class PackedRows:
 
     Attributes:
         input_ids: ``(packed rows, S)``.
-        attention_mask: ``(packed rows, 1, S, S)``: boolean for SDPA, additive float for eager.
+        attention_mask: ``(packed rows, 1, S, S)``: boolean for SDPA, additive float32 for eager.
         position_ids: ``(packed rows, S)``: each token's position in its own unpacked row.
         labels: ``(packed rows, S)``: the completion tokens, ``-100`` elsewhere.
         rows: Per original row, ``(packed row, packed positions, completion columns)`` of its
@@ -61,7 +61,16 @@ class PackedRows:
         return out
 
 
-def pack_by_prompt(input_ids: torch.Tensor, attention_mask: torch.Tensor, completion_width: int, attention: str, dtype: torch.dtype) -> PackedRows:
+def require_maskable(attention: str) -> None:
+    """Refuse an attention implementation that cannot take the packed rows' 4D mask."""
+    if attention not in MASKABLE_ATTENTION:
+        raise ValueError(
+            f"share_prompt packs each group into one row with a 4D attention mask, which attention implementation "
+            f"'{attention}' does not take; load the model with attn_implementation='sdpa' (or 'eager'), or turn share_prompt off"
+        )
+
+
+def pack_by_prompt(input_ids: torch.Tensor, attention_mask: torch.Tensor, completion_width: int, attention: str) -> PackedRows:
     """Pack TRL's rows (left-padded prompt, then ``completion_width`` right-padded completion
     positions) into one row per distinct prompt.
 
@@ -69,14 +78,10 @@ def pack_by_prompt(input_ids: torch.Tensor, attention_mask: torch.Tensor, comple
         input_ids: ``(rows, prompt width + completion_width)``.
         attention_mask: Same shape; 1 on real tokens.
         completion_width: TRL's ``logits_to_keep``.
-        attention: The model's attention implementation (``sdpa`` or ``eager``).
-        dtype: Dtype of an eager model's additive mask.
+        attention: The model's attention implementation (``sdpa``, or ``eager``, which gets an
+            additive float32 mask).
     """
-    if attention not in MASKABLE_ATTENTION:
-        raise ValueError(
-            f"share_prompt packs each group into one row with a 4D attention mask, which attention implementation "
-            f"'{attention}' does not take; load the model with attn_implementation='sdpa' (or 'eager'), or turn share_prompt off"
-        )
+    require_maskable(attention)
     split = input_ids.shape[1] - completion_width
     groups: dict[tuple[int, ...], list[int]] = {}
     for r in range(input_ids.shape[0]):
@@ -102,7 +107,7 @@ def pack_by_prompt(input_ids: torch.Tensor, attention_mask: torch.Tensor, comple
         allowed[i, :n, :n] = s.allowed
     mask = allowed.unsqueeze(1)
     if attention == "eager":
-        mask = torch.zeros(mask.shape, dtype=dtype).masked_fill(~mask, torch.finfo(dtype).min)
+        mask = torch.zeros(mask.shape).masked_fill(~mask, torch.finfo(torch.float32).min)
     device = input_ids.device
     placed = [(p, q.to(device), c.to(device)) for p, q, c in rows]
     return PackedRows(ids.to(device), mask.to(device), positions.to(device), labels.to(device), placed)

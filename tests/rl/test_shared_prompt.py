@@ -47,7 +47,7 @@ def _unpacked(model, ids, mask, width):
 
 
 def _packed(model, ids, mask, width, attention):
-    packed = pack_by_prompt(ids, mask, width, attention, torch.float32)
+    packed = pack_by_prompt(ids, mask, width, attention)
     out = model(input_ids=packed.input_ids, attention_mask=packed.attention_mask, position_ids=packed.position_ids, labels=packed.labels, fused_lm_head=True)
     return packed.unpack(out.log_probs, width), packed.unpack(out.entropy, width), packed
 
@@ -98,10 +98,10 @@ def test_a_block_never_sees_another_completion(micro_dir, monkeypatch):
 def test_packing_refuses_attention_without_4d_masks_and_empty_prompts():
     ids, mask, width = _trl_rows()
     with pytest.raises(ValueError, match=r"flash_attention_2.*attn_implementation='sdpa'"):
-        pack_by_prompt(ids, mask, width, "flash_attention_2", torch.float32)
+        pack_by_prompt(ids, mask, width, "flash_attention_2")
     mask[2, :-width] = 0
     with pytest.raises(ValueError, match="row 2 has an empty prompt"):
-        pack_by_prompt(ids, mask, width, "sdpa", torch.float32)
+        pack_by_prompt(ids, mask, width, "sdpa")
 
 
 def test_the_shuffle_moves_whole_groups():
