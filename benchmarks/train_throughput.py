@@ -6,7 +6,9 @@
 Four parts, each configuration in its own process so that its peak RSS is its own:
 1. matmul GFLOP/s in fp32 and bf16 at the model's shapes (the floor's denominator);
 2. generation: 16 rollouts (4 ToolWorld tasks x G=4), tokens/s and seconds, for the levers
-   KV cache kept across agent steps (on/off) and the tool list in the system prompt (compact/JSON);
+   KV cache kept across agent steps (on/off), the tool list in the system prompt (compact/JSON)
+   and, under the trainer's bf16 autocast with LoRA, the frozen weights cast at each forward or
+   stored in bf16 once (``envsched_gym/rl/frozen_bf16.py``);
 3. training: forward + backward of those 16 rollouts with LoRA, micro-batch 4 or 16, fp32 or
    bf16 autocast: tokens/s, seconds and peak RSS;
 4. a whole GRPO step through ``train_grpo.py`` (TRL's trainer, the smol-cpu preset without its
@@ -74,35 +76,55 @@ def measure_matmul(dtype_name: str) -> dict[str, Any]:
     return {"gflops": sum(rates) / len(rates)}
 
 
-def _rollouts(cfg: ThroughputConfig, path: str, reuse_cache: bool, template: str) -> tuple[list[Any], float, Any]:
+PRECISIONS = {
+    "fp32": "fp32",
+    "autocast": "bf16 autocast, LoRA, frozen weights cast at each forward",
+    "autocast-frozen-bf16": "bf16 autocast, LoRA, frozen weights stored in bf16",
+}
+
+
+def _rollouts(cfg: ThroughputConfig, path: str, reuse_cache: bool, template: str, precision: str = "fp32") -> tuple[list[Any], float, Any]:
+    import contextlib
+
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from envsched_gym.rl.chat_template import COMPACT_TOOL_TEMPLATE, QWEN3_TOOL_TEMPLATE
+    from envsched_gym.rl.frozen_bf16 import store_frozen_in_bf16
     from envsched_gym.rl.generation import HFGenerator, SamplingConfig
     from envsched_gym.rl.rollout import EnvPool, run_rollouts
     from envsched_gym.rl.tasks import select_tasks
 
     torch.manual_seed(cfg.seed)
+    if precision not in PRECISIONS:
+        raise SystemExit(f"unknown precision '{precision}'; choose one of {sorted(PRECISIONS)}")
     model = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa")
+    if precision != "fp32":  # as in train_grpo.py: LoRA adapters on every linear layer, the trainer's autocast
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules="all-linear"))
+        if precision == "autocast-frozen-bf16":
+            store_frozen_in_bf16(model)
+    cast = torch.autocast("cpu", dtype=torch.bfloat16) if precision != "fp32" else contextlib.nullcontext()
     tok = AutoTokenizer.from_pretrained(path, padding_side="left")
     tok.chat_template = {"compact": COMPACT_TOOL_TEMPLATE, "json": QWEN3_TOOL_TEMPLATE}[template]
     tasks = select_tasks("ToolWorld", "train", 1, cfg.tasks, cfg.seed)
     ids = [n.task_id for n in tasks for _ in range(cfg.num_generations)]
     generator = HFGenerator(model, tok, SamplingConfig(cfg.max_new_tokens, cfg.temperature), reuse_cache=reuse_cache)
     start = time.perf_counter()
-    rollouts = run_rollouts(ids, EnvPool(tasks), tok, generator, 320 * (3 if template == "json" else 1), seed=cfg.seed)
+    with cast:
+        rollouts = run_rollouts(ids, EnvPool(tasks), tok, generator, 320 * (3 if template == "json" else 1), seed=cfg.seed)
     return rollouts, time.perf_counter() - start, model
 
 
-def measure_generation(cfg: ThroughputConfig, reuse_cache: bool, template: str) -> dict[str, Any]:
+def measure_generation(cfg: ThroughputConfig, reuse_cache: bool, template: str, precision: str = "fp32") -> dict[str, Any]:
     """Seconds and tokens of one round of rollouts."""
-    rollouts, seconds, model = _rollouts(cfg, _model_path(cfg.model), reuse_cache, template)
+    rollouts, seconds, model = _rollouts(cfg, _model_path(cfg.model), reuse_cache, template, precision)
     generated = sum(sum(r.env_mask) for r in rollouts)
     context = sum(len(r.prompt_ids) + len(r.completion_ids) for r in rollouts)
     return {"seconds": seconds, "generated_tokens": generated, "tokens": context, "generated_per_s": generated / seconds,
             "agent_steps": sum(sum(1 for m in r.messages if m["role"] == "assistant") for r in rollouts),
-            "params": sum(p.numel() for p in model.parameters()), "peak_gb": _peak_gb()}  # fmt: skip
+            "params": sum(p.numel() for n, p in model.named_parameters() if "lora_" not in n), "peak_gb": _peak_gb()}  # fmt: skip
 
 
 def measure_training(cfg: ThroughputConfig, micro_batch: int, bf16: bool, compact: bool = True, attention: str = "sdpa") -> dict[str, Any]:
@@ -175,22 +197,25 @@ def spawn(cfg: ThroughputConfig, spec: dict[str, Any]) -> dict[str, Any]:
 def report(cfg: ThroughputConfig) -> dict[str, Any]:
     """Every measurement, printed as tables with the floor beside each rate."""
     mm = {d: spawn(cfg, {"kind": "matmul", "dtype_name": d})["gflops"] for d in ("fp32", "bf16")}
-    gen = {(r, t): spawn(cfg, {"kind": "generation", "reuse_cache": r, "template": t}) for r, t in ((True, "compact"), (False, "compact"), (True, "json"))}
-    n = gen[(True, "compact")]["params"]
+    gen_variants = [(True, "compact", "fp32"), (False, "compact", "fp32"), (True, "json", "fp32"), (True, "compact", "autocast"), (True, "compact", "autocast-frozen-bf16")]
+    gen = {v: spawn(cfg, {"kind": "generation", "reuse_cache": v[0], "template": v[1], "precision": v[2]}) for v in gen_variants}
+    n = gen[(True, "compact", "fp32")]["params"]
     variants = [(2, True, True, "sdpa"), (4, True, True, "sdpa"), (4, True, False, "sdpa"), (4, False, True, "sdpa"), (4, False, True, "eager"), (16, True, True, "sdpa")]
     train = {v: spawn(cfg, {"kind": "training", "micro_batch": v[0], "bf16": v[1], "compact": v[2], "attention": v[3]}) for v in variants}
     step = spawn(cfg, {"kind": "grpo"})
     rollouts = cfg.tasks * cfg.num_generations
     print(f"model {cfg.model}: N = {n / 1e6:.1f}M parameters; {rollouts} rollouts per step ({cfg.tasks} tasks x G={cfg.num_generations})")
     print(f"matmul: fp32 {mm['fp32']:.0f} GFLOP/s, bf16 {mm['bf16']:.0f} GFLOP/s (2 cores)\n")
-    print("| generation (fp32) | seconds | agent steps | tokens in contexts | generated tok/s | prefill floor tok/s at 2N (fp32) | peak RSS GB |")
+    print("| generation | seconds | agent steps | tokens in contexts | generated tok/s | prefill floor tok/s at 2N | peak RSS GB |")
     print("|---|---|---|---|---|---|---|")
-    for (r, t), g in gen.items():
-        label = f"KV cache {'kept' if r else 'rebuilt'} across steps, {t} tools"
-        print(f"| {label} | {g['seconds']:.1f} | {g['agent_steps']} | {g['tokens']} | {g['generated_per_s']:.1f} | {mm['fp32'] * 1e9 / (2 * n):.0f} | {g['peak_gb']:.2f} |")
-    base = gen[(False, "compact")]["seconds"]
-    print(f"\nKV cache kept: {base / gen[(True, 'compact')]['seconds']:.2f}x faster rollouts; compact tools: "
-          f"{gen[(True, 'json')]['seconds'] / gen[(True, 'compact')]['seconds']:.2f}x faster than JSON schemas\n")  # fmt: skip
+    for (r, t, p), g in gen.items():
+        label = f"KV cache {'kept' if r else 'rebuilt'} across steps, {t} tools, {PRECISIONS[p]}"
+        floor = mm["fp32" if p == "fp32" else "bf16"] * 1e9 / (2 * n)
+        print(f"| {label} | {g['seconds']:.1f} | {g['agent_steps']} | {g['tokens']} | {g['generated_per_s']:.1f} | {floor:.0f} | {g['peak_gb']:.2f} |")
+    kept = gen[(True, "compact", "fp32")]["seconds"]
+    print(f"\nKV cache kept: {gen[(False, 'compact', 'fp32')]['seconds'] / kept:.2f}x faster rollouts; compact tools: "
+          f"{gen[(True, 'json', 'fp32')]['seconds'] / kept:.2f}x faster than JSON schemas; under autocast, frozen weights stored in bf16: "
+          f"{gen[(True, 'compact', 'autocast')]['seconds'] / gen[(True, 'compact', 'autocast-frozen-bf16')]['seconds']:.2f}x faster than cast at each forward\n")  # fmt: skip
     print("| training pass (LoRA, TRL's fused LM head) | seconds | tokens (padded) | tok/s | floor tok/s at 6N | share of floor | peak RSS GB |")
     print("|---|---|---|---|---|---|---|")
     for (b, h, c, a), t in train.items():

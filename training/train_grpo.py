@@ -117,6 +117,7 @@ class TrainConfig:
     env_worker_start_s: float = field(default=120.0, metadata={"help": "Longest wait for the env workers to start (a loaded or autoscaling cluster may need more)."})
     gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory (large models)."})
     share_prompt: bool = field(default=True, metadata={"help": "Score each group's prompt once in the loss: one packed row per prompt (envsched_gym/rl/shared_prompt.py; off for 8k-token completions)."})
+    frozen_bf16: bool = field(default=True, metadata={"help": "With --bf16 on a CPU: store the frozen LoRA base weights in bf16 once instead of casting them at every forward (same numbers; envsched_gym/rl/frozen_bf16.py). No effect on GPUs or without --bf16."})
     resume: bool = field(default=False, metadata={"help": "Resume from the last checkpoint in output_dir."})
     seed: int = field(default=0, metadata={"help": "Seed of the model, the task samples, the curriculum and sampling."})
 
@@ -283,6 +284,7 @@ def main(config: TrainConfig) -> Path:
         model=model, reward_funcs=[env_reward], args=args, train_dataset=slots,
         processing_class=tokenizer, peft_config=LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear"),
         rollout_func=rollouts, callbacks=callbacks, curriculum_sampler=sampler, share_prompt=config.share_prompt,
+        frozen_bf16=config.frozen_bf16 and config.bf16 and not torch.cuda.is_available(),
     )  # fmt: skip
     trainer.train(resume_from_checkpoint=checkpoint)
 

@@ -30,6 +30,7 @@ from trl.trainer import grpo_trainer as trl_grpo
 
 from envsched_gym.rl.cpu_scoring import score_completions_only_on_cpu
 from envsched_gym.rl.feedback import RoundLogger, group_rollouts
+from envsched_gym.rl.frozen_bf16 import store_frozen_in_bf16
 from envsched_gym.rl.generation import HFGenerator, SamplingConfig, TokenGenerator, VLLMGenerator
 from envsched_gym.rl.rollout import EnvPool, run_rollouts
 from envsched_gym.rl.sampler import CurriculumSampler
@@ -49,13 +50,21 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     With ``share_prompt``, the loss runs each group's prompt once (:mod:`envsched_gym.rl.shared_prompt`):
     micro-batches hold whole groups and each distinct prompt's rows are scored as one packed row.
+    With ``frozen_bf16`` (bf16 autocast on a CPU), the frozen LoRA base weights are stored in bf16
+    once (:mod:`envsched_gym.rl.frozen_bf16`) instead of cast at every forward.
     """
 
-    def __init__(self, *args: Any, curriculum_sampler: CurriculumSampler, share_prompt: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, curriculum_sampler: CurriculumSampler, share_prompt: bool = False, frozen_bf16: bool = False, **kwargs: Any
+    ) -> None:  # fmt: skip
         self.curriculum_sampler = curriculum_sampler
         self.share_prompt = share_prompt
         score_completions_only_on_cpu()
         super().__init__(*args, **kwargs)
+        if frozen_bf16:
+            if not self.args.bf16 or self.accelerator.device.type != "cpu":
+                raise ValueError("frozen_bf16 is for bf16 autocast on a CPU (GRPOConfig bf16=True, no GPU); on GPUs load the model in bf16 instead")
+            store_frozen_in_bf16(self.model)
         self.attention = self.accelerator.unwrap_model(self.model).config._attn_implementation
         if share_prompt:
             require_maskable(self.attention)

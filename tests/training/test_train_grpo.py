@@ -14,6 +14,7 @@ from transformers import TrainingArguments
 
 import envsched_gym
 from envsched_gym.curriculum import make_scheduler
+from envsched_gym.rl import frozen_bf16, grpo
 from envsched_gym.rl.grpo import COMPLETE_MARKER, incomplete_reason
 from envsched_gym.rl.micro import MicroSize, build_micro_qwen3
 from envsched_gym.rl.trajectories import gold_conversations
@@ -156,6 +157,30 @@ def test_sharing_the_prompt_in_the_loss_trains_like_trl_rows(tmp_path):
     assert logs[False]["grad_norm"] > 0, "every group was uniform: nothing to compare"
     for key in ("grad_norm", "loss", "entropy"):
         assert logs[True][key] == pytest.approx(logs[False][key], rel=1e-4, abs=1e-6), key
+
+
+def test_frozen_bf16_weights_train_like_casting_at_every_forward(tmp_path, monkeypatch):
+    """A bf16 GRPO step on the CPU with the frozen base weights stored in bf16 and without: same rollouts, loss and gradient norm."""
+    register_toy()
+    train = envsched_gym.suite("Toy", split="train")
+    size = MicroSize(vocab_size=800, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128)
+    model = build_micro_qwen3(list(gold_conversations(train)), tmp_path / "micro", size, sft_steps=30, seed=0)
+    converted: list[int] = []
+    monkeypatch.setattr(grpo, "store_frozen_in_bf16", lambda m: converted.append(frozen_bf16.store_frozen_in_bf16(m)))
+    logs = {}
+    for frozen in (True, False):
+        config = TrainConfig(output_dir=str(tmp_path / f"run-{frozen}"), model=str(model), families="Toy", max_difficulty=0, steps=1, tasks_per_step=4,
+                             num_generations=4, per_device_batch=8, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=1,
+                             learning_rate=5e-3, temperature=1.2, bf16=True, frozen_bf16=frozen)  # fmt: skip
+        run = main(config)
+        log = json.loads((run / "checkpoint-1" / "trainer_state.json").read_text())["log_history"]
+        logs[frozen] = next(h for h in log if "grad_norm" in h)
+        logs[frozen]["rounds"] = [{k: v for k, v in json.loads(line).items() if k != "seconds"} for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert len(converted) == 1 and converted[0] > 0  # only the first run stored them in bf16
+    assert logs[True]["rounds"] == logs[False]["rounds"]
+    assert logs[False]["grad_norm"] > 0, "every group was uniform: nothing to compare"
+    for key in ("grad_norm", "loss", "entropy"):
+        assert logs[True][key] == pytest.approx(logs[False][key], rel=1e-6, abs=1e-9), key
 
 
 def test_the_evaluation_schedule_is_every_n_steps_or_the_given_steps():
