@@ -138,49 +138,43 @@ def test_vllm_server_mode_reaches_trl_and_a_stray_url_is_refused(monkeypatch):
         grpo_args(parse_config(["--vllm-server-base-url", "http://x:8000"]), 1)
 
 
-def test_sharing_the_prompt_in_the_loss_trains_like_trl_rows(tmp_path):
-    """One real GRPO step with share_prompt on and off: the same rollouts, loss, entropy and gradient norm."""
+def _one_step_logs(tmp_path, runs: dict[str, dict]) -> dict[str, dict]:
+    """One real GRPO step of the Toy family per named set of TrainConfig overrides: the step's log and its rounds (rollouts, rewards)."""
     register_toy()
     train = envsched_gym.suite("Toy", split="train")
     size = MicroSize(vocab_size=800, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128)
     model = build_micro_qwen3(list(gold_conversations(train)), tmp_path / "micro", size, sft_steps=30, seed=0)
     logs = {}
-    for share in (True, False):
-        config = TrainConfig(output_dir=str(tmp_path / f"run-{share}"), model=str(model), families="Toy", max_difficulty=0, steps=1, tasks_per_step=4,
+    for name, overrides in runs.items():
+        config = TrainConfig(output_dir=str(tmp_path / f"run-{name}"), model=str(model), families="Toy", max_difficulty=0, steps=1, tasks_per_step=4,
                              num_generations=4, per_device_batch=8, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=1,
-                             learning_rate=5e-3, temperature=1.2, share_prompt=share)  # fmt: skip
+                             learning_rate=5e-3, temperature=1.2, **overrides)  # fmt: skip
         run = main(config)
         log = json.loads((run / "checkpoint-1" / "trainer_state.json").read_text())["log_history"]
-        logs[share] = next(h for h in log if "grad_norm" in h)
-        logs[share]["rounds"] = [{k: v for k, v in json.loads(line).items() if k != "seconds"} for line in (run / "metrics.jsonl").read_text().splitlines()]
-    assert logs[True]["rounds"] == logs[False]["rounds"]  # the same rollouts and rewards
-    assert logs[False]["grad_norm"] > 0, "every group was uniform: nothing to compare"
+        logs[name] = next(h for h in log if "grad_norm" in h)
+        logs[name]["rounds"] = [{k: v for k, v in json.loads(line).items() if k != "seconds"} for line in (run / "metrics.jsonl").read_text().splitlines()]
+    return logs
+
+
+def test_sharing_the_prompt_in_the_loss_trains_like_trl_rows(tmp_path):
+    """One real GRPO step with share_prompt on and off: the same rollouts, loss, entropy and gradient norm."""
+    logs = _one_step_logs(tmp_path, {"shared": {"share_prompt": True}, "trl": {"share_prompt": False}})
+    assert logs["shared"]["rounds"] == logs["trl"]["rounds"]  # the same rollouts and rewards
+    assert logs["trl"]["grad_norm"] > 0, "every group was uniform: nothing to compare"
     for key in ("grad_norm", "loss", "entropy"):
-        assert logs[True][key] == pytest.approx(logs[False][key], rel=1e-4, abs=1e-6), key
+        assert logs["shared"][key] == pytest.approx(logs["trl"][key], rel=1e-4, abs=1e-6), key
 
 
 def test_frozen_bf16_weights_train_like_casting_at_every_forward(tmp_path, monkeypatch):
     """A bf16 GRPO step on the CPU with the frozen base weights stored in bf16 and without: same rollouts, loss and gradient norm."""
-    register_toy()
-    train = envsched_gym.suite("Toy", split="train")
-    size = MicroSize(vocab_size=800, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128)
-    model = build_micro_qwen3(list(gold_conversations(train)), tmp_path / "micro", size, sft_steps=30, seed=0)
     converted: list[int] = []
     monkeypatch.setattr(grpo, "store_frozen_in_bf16", lambda m: converted.append(frozen_bf16.store_frozen_in_bf16(m)))
-    logs = {}
-    for frozen in (True, False):
-        config = TrainConfig(output_dir=str(tmp_path / f"run-{frozen}"), model=str(model), families="Toy", max_difficulty=0, steps=1, tasks_per_step=4,
-                             num_generations=4, per_device_batch=8, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=1,
-                             learning_rate=5e-3, temperature=1.2, bf16=True, frozen_bf16=frozen)  # fmt: skip
-        run = main(config)
-        log = json.loads((run / "checkpoint-1" / "trainer_state.json").read_text())["log_history"]
-        logs[frozen] = next(h for h in log if "grad_norm" in h)
-        logs[frozen]["rounds"] = [{k: v for k, v in json.loads(line).items() if k != "seconds"} for line in (run / "metrics.jsonl").read_text().splitlines()]
+    logs = _one_step_logs(tmp_path, {"stored": {"bf16": True, "frozen_bf16": True}, "cast": {"bf16": True, "frozen_bf16": False}})
     assert len(converted) == 1 and converted[0] > 0  # only the first run stored them in bf16
-    assert logs[True]["rounds"] == logs[False]["rounds"]
-    assert logs[False]["grad_norm"] > 0, "every group was uniform: nothing to compare"
+    assert logs["stored"]["rounds"] == logs["cast"]["rounds"]
+    assert logs["cast"]["grad_norm"] > 0, "every group was uniform: nothing to compare"
     for key in ("grad_norm", "loss", "entropy"):
-        assert logs[True][key] == pytest.approx(logs[False][key], rel=1e-6, abs=1e-9), key
+        assert logs["stored"][key] == pytest.approx(logs["cast"][key], rel=1e-6, abs=1e-9), key
 
 
 def test_the_evaluation_schedule_is_every_n_steps_or_the_given_steps():
