@@ -8,7 +8,8 @@ Four parts, each configuration in its own process so that its peak RSS is its ow
 2. generation: 16 rollouts (4 ToolWorld tasks x G=4), tokens/s and seconds, for the levers
    KV cache kept across agent steps (on/off), the tool list in the system prompt (compact/JSON)
    and, under the trainer's bf16 autocast with LoRA, the frozen weights cast at each forward or
-   stored in bf16 once (``envsched_gym/rl/frozen_bf16.py``);
+   stored in bf16 once (``envsched_gym/rl/frozen_bf16.py``), and LoRA decoded through PEFT's
+   layers or merged (``envsched_gym/rl/merged_weights.py``);
 3. training: forward + backward of those 16 rollouts with LoRA, micro-batch 4 or 16, fp32 or
    bf16 autocast: tokens/s, seconds and peak RSS;
 4. a whole GRPO step through ``train_grpo.py`` (TRL's trainer, the smol-cpu preset without its
@@ -80,6 +81,7 @@ PRECISIONS = {
     "fp32": "fp32",
     "autocast": "bf16 autocast, LoRA, frozen weights cast at each forward",
     "autocast-frozen-bf16": "bf16 autocast, LoRA, frozen weights stored in bf16",
+    "autocast-merged": "bf16 autocast, LoRA merged for decoding, frozen weights and LM head in bf16",
 }
 
 
@@ -103,14 +105,16 @@ def _rollouts(cfg: ThroughputConfig, path: str, reuse_cache: bool, template: str
         from peft import LoraConfig, get_peft_model
 
         model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules="all-linear"))
-        if precision == "autocast-frozen-bf16":
+        if precision in ("autocast-frozen-bf16", "autocast-merged"):
             store_frozen_in_bf16(model)
     cast = torch.autocast("cpu", dtype=torch.bfloat16) if precision != "fp32" else contextlib.nullcontext()
     tok = AutoTokenizer.from_pretrained(path, padding_side="left")
     tok.chat_template = {"compact": COMPACT_TOOL_TEMPLATE, "json": QWEN3_TOOL_TEMPLATE}[template]
     tasks = select_tasks("ToolWorld", "train", 1, cfg.tasks, cfg.seed)
     ids = [n.task_id for n in tasks for _ in range(cfg.num_generations)]
-    generator = HFGenerator(model, tok, SamplingConfig(cfg.max_new_tokens, cfg.temperature), reuse_cache=reuse_cache)
+    merged = precision == "autocast-merged"  # the other rows decode through PEFT's LoRA layers, as before merging existed
+    generator = HFGenerator(model, tok, SamplingConfig(cfg.max_new_tokens, cfg.temperature), reuse_cache=reuse_cache,
+                            merge_lora=merged, compute_dtype=torch.bfloat16 if merged else None)  # fmt: skip
     start = time.perf_counter()
     with cast:
         rollouts = run_rollouts(ids, EnvPool(tasks), tok, generator, 320 * (3 if template == "json" else 1), seed=cfg.seed)
@@ -197,7 +201,7 @@ def spawn(cfg: ThroughputConfig, spec: dict[str, Any]) -> dict[str, Any]:
 def report(cfg: ThroughputConfig) -> dict[str, Any]:
     """Every measurement, printed as tables with the floor beside each rate."""
     mm = {d: spawn(cfg, {"kind": "matmul", "dtype_name": d})["gflops"] for d in ("fp32", "bf16")}
-    gen_variants = [(True, "compact", "fp32"), (False, "compact", "fp32"), (True, "json", "fp32"), (True, "compact", "autocast"), (True, "compact", "autocast-frozen-bf16")]
+    gen_variants = [(True, "compact", "fp32"), (False, "compact", "fp32"), (True, "json", "fp32"), (True, "compact", "autocast"), (True, "compact", "autocast-frozen-bf16"), (True, "compact", "autocast-merged")]
     gen = {v: spawn(cfg, {"kind": "generation", "reuse_cache": v[0], "template": v[1], "precision": v[2]}) for v in gen_variants}
     n = gen[(True, "compact", "fp32")]["params"]
     variants = [(2, True, True, "sdpa"), (4, True, True, "sdpa"), (4, True, False, "sdpa"), (4, False, True, "sdpa"), (4, False, True, "eager"), (16, True, True, "sdpa")]
@@ -215,7 +219,8 @@ def report(cfg: ThroughputConfig) -> dict[str, Any]:
     kept = gen[(True, "compact", "fp32")]["seconds"]
     print(f"\nKV cache kept: {gen[(False, 'compact', 'fp32')]['seconds'] / kept:.2f}x faster rollouts; compact tools: "
           f"{gen[(True, 'json', 'fp32')]['seconds'] / kept:.2f}x faster than JSON schemas; under autocast, frozen weights stored in bf16: "
-          f"{gen[(True, 'compact', 'autocast')]['seconds'] / gen[(True, 'compact', 'autocast-frozen-bf16')]['seconds']:.2f}x faster than cast at each forward\n")  # fmt: skip
+          f"{gen[(True, 'compact', 'autocast')]['seconds'] / gen[(True, 'compact', 'autocast-frozen-bf16')]['seconds']:.2f}x faster than cast at each forward; "
+          f"LoRA merged for decoding: {gen[(True, 'compact', 'autocast-frozen-bf16')]['seconds'] / gen[(True, 'compact', 'autocast-merged')]['seconds']:.2f}x faster than LoRA layers\n")  # fmt: skip
     print("| training pass (LoRA, TRL's fused LM head) | seconds | tokens (padded) | tok/s | floor tok/s at 6N | share of floor | peak RSS GB |")
     print("|---|---|---|---|---|---|---|")
     for (b, h, c, a), t in train.items():

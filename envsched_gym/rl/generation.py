@@ -14,6 +14,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from envsched_gym.rl.kv_cache import CachedBatch, ParkedRows, can_park, extend, forward_chunk, match_rows, park, prefill_shared, unpark
+from envsched_gym.rl.merged_weights import DecodingWeights
 
 
 @dataclass
@@ -66,10 +67,18 @@ class HFGenerator:
         batch_size: Most contexts decoded together.
         reuse_cache: Keep the KV cache across calls (``False``: prefill every context every call,
             the baseline of ``benchmarks/train_throughput.py``).
+        merge_lora: Decode with each LoRA layer merged into one ``nn.Linear`` (built at the first
+            call, ``envsched_gym/rl/merged_weights.py``): the same function up to float rounding,
+            without the LoRA branch's extra operations per layer and token.
+        compute_dtype: ``torch.bfloat16`` when every forward runs under CPU bf16 autocast (the
+            trainer's ``--bf16``): the merged layers and a copy of the LM head are stored in it,
+            and so are the cached keys and values, so autocast need not cast them at each decoding
+            step. ``None``: keep the weights' and the cache's dtypes.
     """
 
     def __init__(
-        self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig, batch_size: int = 64, reuse_cache: bool = True
+        self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig, batch_size: int = 64, reuse_cache: bool = True,
+        merge_lora: bool = True, compute_dtype: torch.dtype | None = None,
     ) -> None:  # fmt: skip
         self.model = model
         self.sampling = sampling
@@ -78,13 +87,18 @@ class HFGenerator:
         self.stop_id = tokenizer.eos_token_id
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self._batches: list[CachedBatch] = []
+        self.merge_lora, self.compute_dtype = merge_lora, compute_dtype
+        self._weights: DecodingWeights | None = None
 
     def generate(self, contexts: list[list[int]]) -> list[Generated]:
         was_training = self.model.training
         self.model.eval()
         try:
             with torch.no_grad():
-                return self._generate(contexts)
+                if self._weights is None:
+                    self._weights = DecodingWeights(self.model, self.compute_dtype, self.merge_lora)
+                with self._weights.swapped():
+                    return self._generate(contexts)
         finally:
             self.model.train(was_training)
 
@@ -104,7 +118,7 @@ class HFGenerator:
         for indices, batch, rows in jobs:
             chunk = [contexts[i] for i in indices]
             if batch is None:
-                batch, logits = prefill_shared(self.model, chunk, self.pad_id)
+                batch, logits = prefill_shared(self.model, chunk, self.pad_id, cache_dtype=self.compute_dtype)
             else:
                 logits = extend(self.model, batch.select(rows), chunk, self.pad_id)
             for i, gen in zip(indices, self._decode(batch, logits), strict=True):

@@ -177,7 +177,7 @@ class EnvironmentRollouts:
             return self.generator
         if trainer.use_vllm:
             return VLLMGenerator(trainer)
-        return HFGenerator(trainer.accelerator.unwrap_model(trainer.model), self.tokenizer, self.sampling)
+        return HFGenerator(trainer.accelerator.unwrap_model(trainer.model), self.tokenizer, self.sampling, compute_dtype=autocast_dtype(trainer.args))
 
     @staticmethod
     def _any_active(trainer: GRPOTrainer) -> Any:
@@ -277,6 +277,13 @@ def restore_curriculum(checkpoint: str | Path, sampler: CurriculumSampler, rollo
     return rollouts.round
 
 
+def autocast_dtype(args: Any) -> torch.dtype | None:
+    """bf16 when the trainer's ``args`` run every forward of the model under bf16 autocast (accelerate
+    wraps the model's forward for ``bf16=True``); rollouts then store their decoding weights and KV
+    cache in it (:class:`HFGenerator`'s ``compute_dtype``)."""
+    return torch.bfloat16 if args.bf16 else None
+
+
 class HeldoutEval(TrainerCallback):
     """Greedy rollouts of fixed tasks every ``every`` steps (and before training), appended to ``eval.jsonl``.
 
@@ -301,7 +308,9 @@ class HeldoutEval(TrainerCallback):
         self.max_completion_length, self.steps, self.path, self.split = max_completion_length, set(steps), path, split
         self.start_stage, self.batch_size = start_stage, batch_size
 
-    def evaluate(self, model: Any, step: int, stage: str = "grpo", tokenizer: PreTrainedTokenizerBase | None = None) -> dict[str, Any]:
+    def evaluate(
+        self, model: Any, step: int, stage: str = "grpo", tokenizer: PreTrainedTokenizerBase | None = None, compute_dtype: torch.dtype | None = None
+    ) -> dict[str, Any]:  # fmt: skip
         """Run the evaluation tasks once and append the record (per-task successes included, for intervals).
 
         Args:
@@ -309,9 +318,11 @@ class HeldoutEval(TrainerCallback):
             step: The optimizer step it has reached.
             stage: ``base`` (before any training), ``warm-start`` (after SFT, before GRPO) or ``grpo``.
             tokenizer: Its tokenizer, when it is not the trainer's.
+            compute_dtype: The dtype of the autocast ``model``'s forward runs under, if any (see
+                :class:`HFGenerator`).
         """
         tokenizer = tokenizer or self.tokenizer
-        generator = HFGenerator(model, tokenizer, self.sampling, batch_size=self.batch_size)
+        generator = HFGenerator(model, tokenizer, self.sampling, batch_size=self.batch_size, compute_dtype=compute_dtype)
         rollouts = run_rollouts(self.task_ids, self.pool, tokenizer, generator, self.max_completion_length)
         record = {
             "step": step, "stage": stage, "split": self.split, "n": len(rollouts),
@@ -325,8 +336,8 @@ class HeldoutEval(TrainerCallback):
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         if state.is_world_process_zero and state.global_step == 0 and 0 in self.steps:
-            self.evaluate(model, 0, self.start_stage)
+            self.evaluate(model, 0, self.start_stage, compute_dtype=autocast_dtype(args))
 
     def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         if state.is_world_process_zero and state.global_step in self.steps:
-            self.evaluate(model, state.global_step)
+            self.evaluate(model, state.global_step, compute_dtype=autocast_dtype(args))

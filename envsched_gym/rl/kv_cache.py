@@ -23,6 +23,8 @@ import torch
 from transformers import DynamicCache, PreTrainedModel
 from transformers.cache_utils import DynamicLayer
 
+from envsched_gym.rl.growing_cache import GrowingLayer, growing_cache
+
 
 @dataclass
 class CachedBatch:
@@ -66,7 +68,7 @@ class ParkedRows:
 
 def can_park(batch: CachedBatch) -> bool:
     """Whether the cache is made of plain full-attention layers, whose rows can be parked."""
-    return all(type(layer) is DynamicLayer and layer.is_initialized for layer in batch.cache.layers)
+    return all(type(layer) in (DynamicLayer, GrowingLayer) and layer.is_initialized for layer in batch.cache.layers)
 
 
 def park(batch: CachedBatch, rows: list[int]) -> ParkedRows:
@@ -129,14 +131,18 @@ def forward_chunk(model: PreTrainedModel, batch: CachedBatch, ids: torch.Tensor,
     return out.logits[:, -1, :]
 
 
-def prefill_shared(model: PreTrainedModel, contexts: list[list[int]], pad_id: int, min_shared: int = 32) -> tuple[CachedBatch, torch.Tensor]:
+def prefill_shared(
+    model: PreTrainedModel, contexts: list[list[int]], pad_id: int, min_shared: int = 32, cache_dtype: torch.dtype | None = None
+) -> tuple[CachedBatch, torch.Tensor]:  # fmt: skip
     """Prefill ``contexts`` computing every shared prefix once; returns the batch and the last logits.
 
     Identical contexts (a GRPO group) become one row, and contexts that begin with the same
     ``min_shared`` tokens (tasks of one environment: the same system message and tool list) share
     the prefill of their longest common prefix, whose cache rows are then copied and extended by
     each context's own suffix. The last token of each context is run on its own, so the returned
-    logits (one row per context) come from that step.
+    logits (one row per context) come from that step. The cache's full-attention layers grow in
+    place (:mod:`envsched_gym.rl.growing_cache`) and store keys and values in ``cache_dtype``
+    (``torch.bfloat16`` under CPU bf16 autocast, whose SDPA casts them to it anyway).
     """
     unique: dict[tuple[int, ...], int] = {}
     order = [unique.setdefault(tuple(c), len(unique)) for c in contexts]
@@ -147,7 +153,7 @@ def prefill_shared(model: PreTrainedModel, contexts: list[list[int]], pad_id: in
     shared = [_common_prefix([heads[i] for i in members]) for members in groups.values()]
     group_of = {i: g for g, members in enumerate(groups.values()) for i in members}
     device = next(model.parameters()).device
-    batch = CachedBatch(DynamicCache(config=model.config), torch.zeros((len(shared), 0), dtype=torch.long, device=device), [[] for _ in shared])
+    batch = CachedBatch(growing_cache(model.config, cache_dtype), torch.zeros((len(shared), 0), dtype=torch.long, device=device), [[] for _ in shared])
     if any(shared):
         forward_chunk(model, batch, *left_pad(shared, pad_id, device))
     batch.select([group_of[i] for i in range(len(heads))])
