@@ -118,6 +118,7 @@ class TrainConfig:
     gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory (large models)."})
     share_prompt: bool = field(default=True, metadata={"help": "Score each group's prompt once in the loss: one packed row per prompt (envsched_gym/rl/shared_prompt.py; off for 8k-token completions)."})
     frozen_bf16: bool = field(default=True, metadata={"help": "With --bf16 on a CPU: store the frozen LoRA base weights in bf16 once instead of casting them at every forward (same numbers; envsched_gym/rl/frozen_bf16.py). No effect on GPUs or without --bf16."})
+    decode_merged: bool = field(default=True, metadata={"help": "Local rollouts decode with each LoRA layer merged into one linear layer, in bf16 with --bf16 (the same policy up to float rounding, 1.7x faster rollouts on a CPU; a second copy of those weights while decoding; envsched_gym/rl/merged_weights.py)."})
     resume: bool = field(default=False, metadata={"help": "Resume from the last checkpoint in output_dir."})
     seed: int = field(default=0, metadata={"help": "Seed of the model, the task samples, the curriculum and sampling."})
 
@@ -269,13 +270,13 @@ def main(config: TrainConfig) -> Path:
     slots = Dataset.from_dict({"prompt": [str(j) for j in range(config.tasks_per_step)]})
     rollouts = EnvironmentRollouts(
         train_envs(config, train), tokenizer, SamplingConfig(config.max_new_tokens, config.temperature), config.max_completion_length,
-        RoundLogger(sampler, run / "metrics.jsonl"), config.num_generations,
+        RoundLogger(sampler, run / "metrics.jsonl"), config.num_generations, merge_lora=config.decode_merged,
     )  # fmt: skip
     callbacks: list[Any] = [CurriculumCheckpoint(sampler, rollouts)]
     if heldout is not None:
         callbacks.append(HeldoutEval(EnvPool(heldout), [n.task_id for n in heldout], tokenizer, SamplingConfig(config.max_new_tokens, 0.0),
                                      config.max_completion_length, eval_at, run / "eval.jsonl", config.eval_split,
-                                     start_stage="warm-start" if config.warm_start_steps else "grpo"))  # fmt: skip
+                                     start_stage="warm-start" if config.warm_start_steps else "grpo", merge_lora=config.decode_merged))  # fmt: skip
     if checkpoint:
         resumed = restore_curriculum(checkpoint, sampler, rollouts)
         _truncate_logs(run, resumed, int(Path(checkpoint).name.split("-")[-1]))

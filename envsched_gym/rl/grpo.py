@@ -121,11 +121,14 @@ class EnvironmentRollouts:
         num_generations: G (rollouts per task).
         template_kwargs: Extra chat-template arguments.
         generator: A fixed generation backend (default: the trainer's model, or its vLLM engine).
+        merge_lora: Local generation decodes with LoRA merged into the base layers (a second copy
+            of those weights while decoding; see :class:`HFGenerator`).
     """
 
     def __init__(
         self, pool: EnvPool, tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig, max_completion_length: int,
         logger: RoundLogger, num_generations: int, template_kwargs: dict[str, Any] | None = None, generator: TokenGenerator | None = None,
+        merge_lora: bool = True,
     ) -> None:  # fmt: skip
         self.pool = pool
         self.tokenizer = tokenizer
@@ -135,6 +138,7 @@ class EnvironmentRollouts:
         self.num_generations = num_generations
         self.template_kwargs = template_kwargs or {}
         self.generator = generator
+        self.merge_lora = merge_lora
         self.round = 0
 
     def __call__(self, prompts: list[str], trainer: GRPOTrainer) -> dict[str, Any]:
@@ -177,7 +181,7 @@ class EnvironmentRollouts:
             return self.generator
         if trainer.use_vllm:
             return VLLMGenerator(trainer)
-        return HFGenerator(trainer.accelerator.unwrap_model(trainer.model), self.tokenizer, self.sampling, compute_dtype=autocast_dtype(trainer.args))
+        return HFGenerator(trainer.accelerator.unwrap_model(trainer.model), self.tokenizer, self.sampling, merge_lora=self.merge_lora, compute_dtype=autocast_dtype(trainer.args))
 
     @staticmethod
     def _any_active(trainer: GRPOTrainer) -> Any:
@@ -298,15 +302,17 @@ class HeldoutEval(TrainerCallback):
         split: Name of the split, written into each record.
         start_stage: Stage name of the step-0 record (``warm-start`` after an SFT warm start).
         batch_size: Episodes generated together (bounds the KV cache's memory).
+        merge_lora: Decode with LoRA merged into the base layers (see :class:`HFGenerator`).
     """
 
     def __init__(
         self, pool: EnvPool, task_ids: list[str], tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig,
         max_completion_length: int, steps: set[int], path: Path, split: str, start_stage: str = "grpo", batch_size: int = 32,
+        merge_lora: bool = True,
     ) -> None:  # fmt: skip
         self.pool, self.task_ids, self.tokenizer, self.sampling = pool, task_ids, tokenizer, sampling
         self.max_completion_length, self.steps, self.path, self.split = max_completion_length, set(steps), path, split
-        self.start_stage, self.batch_size = start_stage, batch_size
+        self.start_stage, self.batch_size, self.merge_lora = start_stage, batch_size, merge_lora
 
     def evaluate(
         self, model: Any, step: int, stage: str = "grpo", tokenizer: PreTrainedTokenizerBase | None = None, compute_dtype: torch.dtype | None = None
@@ -322,7 +328,7 @@ class HeldoutEval(TrainerCallback):
                 :class:`HFGenerator`).
         """
         tokenizer = tokenizer or self.tokenizer
-        generator = HFGenerator(model, tokenizer, self.sampling, batch_size=self.batch_size, compute_dtype=compute_dtype)
+        generator = HFGenerator(model, tokenizer, self.sampling, batch_size=self.batch_size, merge_lora=self.merge_lora, compute_dtype=compute_dtype)
         rollouts = run_rollouts(self.task_ids, self.pool, tokenizer, generator, self.max_completion_length)
         record = {
             "step": step, "stage": stage, "split": self.split, "n": len(rollouts),

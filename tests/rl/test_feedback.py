@@ -58,3 +58,20 @@ def test_rollout_func_binds_rolls_out_and_feeds_back(toy_suite, micro_dir, tmp_p
     record = json.loads((tmp_path / "m.jsonl").read_text())
     assert record["round"] == 0 and record["tasks"] == tasks and record["group_rewards"] == [[r] * 2 for r in out["env_reward"][::2]]
     assert rollouts.round == 1
+
+
+@pytest.mark.parametrize("merge_lora", [True, False])
+def test_local_generation_gets_the_merge_switch_and_the_trainers_autocast_dtype(toy_suite, micro_dir, tmp_path, merge_lora):
+    import torch
+
+    from envsched_gym.rl.generation import HFGenerator
+
+    tokenizer = AutoTokenizer.from_pretrained(micro_dir)
+    sampler = CurriculumSampler(make_scheduler("random", toy_suite, seed=0), 2, 2, repeat_count=1, num_rounds=3)
+    rollouts = EnvironmentRollouts(EnvPool(toy_suite), tokenizer, SamplingConfig(), 1000, RoundLogger(sampler, tmp_path / "m.jsonl"), 2, merge_lora=merge_lora)
+    model = object()
+    for bf16, dtype in ((True, torch.bfloat16), (False, None)):
+        trainer = SimpleNamespace(model=model, use_vllm=False, args=SimpleNamespace(bf16=bf16), accelerator=SimpleNamespace(unwrap_model=lambda m: m))
+        generator = rollouts._generator(trainer)
+        assert isinstance(generator, HFGenerator) and generator.model is model
+        assert (generator.merge_lora, generator.compute_dtype) == (merge_lora, dtype)
