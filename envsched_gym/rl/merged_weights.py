@@ -77,13 +77,13 @@ def merged_linear(name: str, layer: LoraLayer, compute_dtype: torch.dtype | None
     """``nn.Linear`` computing ``layer``'s output with its active adapters added into the weight."""
     base = layer.get_base_layer()
     if not isinstance(layer, LoraLinear) or not isinstance(base, torch.nn.Linear):
-        raise ValueError(f"LoRA layer {name} ({type(layer).__name__} over {type(base).__name__}) cannot be merged into an nn.Linear; use HFGenerator(..., merge_lora=False)")
+        raise ValueError(f"LoRA layer {name} ({type(layer).__name__} over {type(base).__name__}) cannot be merged into an nn.Linear; use HFGenerator(..., merge_lora=False) (train_grpo.py: --decode-merged false)")
     weight = base.weight.float()
     for adapter in layer.active_adapters:
         if adapter not in layer.lora_A:
             continue
         if adapter in layer.lora_variant:
-            raise ValueError(f"LoRA layer {name} uses the {type(layer.lora_variant[adapter]).__name__} variant, whose merge is not a weight sum; use HFGenerator(..., merge_lora=False)")
+            raise ValueError(f"LoRA layer {name} uses the {type(layer.lora_variant[adapter]).__name__} variant, whose merge is not a weight sum; use HFGenerator(..., merge_lora=False) (train_grpo.py: --decode-merged false)")
         weight = weight + layer.get_delta_weight(adapter).float()
     dtype = compute_dtype or base.weight.dtype
     return _linear(weight.to(dtype), base.bias, dtype)
