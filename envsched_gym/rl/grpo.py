@@ -329,7 +329,7 @@ class HeldoutEval(TrainerCallback):
         """
         tokenizer = tokenizer or self.tokenizer
         generator = HFGenerator(model, tokenizer, self.sampling, batch_size=self.batch_size, merge_lora=self.merge_lora, compute_dtype=compute_dtype)
-        rollouts = run_rollouts(self.task_ids, self.pool, tokenizer, generator, self.max_completion_length)
+        rollouts = run_rollouts(self.task_ids, self.pool, tokenizer, generator, self.max_completion_length, progress=f"held-out evaluation ({stage}, step {step})")
         record = {
             "step": step, "stage": stage, "split": self.split, "n": len(rollouts),
             "success": sum(r.success for r in rollouts) / max(len(rollouts), 1),

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tqdm.auto import tqdm
 from transformers import PreTrainedTokenizerBase
 
 from envsched_gym.rl.chat_template import continuation_ids
@@ -87,6 +88,7 @@ def run_rollouts(
     seed: int = 0,
     any_active: Callable[[bool], bool] | None = None,
     template_kwargs: dict[str, Any] | None = None,
+    progress: str | None = None,
 ) -> list[Rollout]:
     """Roll out one episode per entry of ``task_ids`` (repeat an id for a GRPO group).
 
@@ -102,6 +104,7 @@ def run_rollouts(
             process still has running episodes, return whether any process has, so every
             process makes the same number of ``generate`` calls.
         template_kwargs: Extra chat-template arguments (e.g. ``enable_thinking``).
+        progress: Show a progress bar of finished episodes with this description (``None``: no bar).
 
     The backend's ``lockstep``, ``retries`` and ``on_failure`` decide when the model generates
     and what happens to an episode whose worker died or timed out (see ``RayEnvWorkers``).
@@ -110,16 +113,19 @@ def run_rollouts(
         EpisodeFailed: The backend's ``on_failure`` is ``raise`` and some episode failed on every attempt.
     """
     driver = _Driver(list(task_ids), pool.session(), tokenizer, max_completion_length, seed, template_kwargs or {}, pool.retries)
+    bar = tqdm(total=len(task_ids), desc=progress, unit="episode", disable=progress is None, leave=False, mininterval=0)
     try:
         while True:
             ready = driver.wait(pool.lockstep)
             running = driver.running()
+            bar.update(len(task_ids) - len(running) - bar.n)
             if not (any_active(bool(running)) if any_active else running):
                 break
             contexts = [driver.context(slot) for slot in ready] or [[tokenizer.eos_token_id]]
             for slot, gen in zip(ready, generator.generate(contexts)[: len(ready)], strict=True):
                 driver.generated(slot, gen)
     finally:
+        bar.close()
         driver.session.close()
     failed = [r for r in driver.rollouts if r.termination == WORKER_ERROR]
     if failed and pool.on_failure == "raise":

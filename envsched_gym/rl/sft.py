@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from envsched_gym.rl.trajectories import Conversation
@@ -74,7 +75,7 @@ def sft_warm_start(
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 10) * max(0.05, 1 - s / max(steps, 1)))
     model.train()
     losses = []
-    for _ in range(steps):
+    for _ in tqdm(range(steps), desc="SFT warm start", unit="step", leave=False):
         chosen = rng.choice(len(examples), size=min(batch_size, len(examples)), replace=False)
         ids, attention, labels = _batch([examples[i] for i in chosen], tokenizer.pad_token_id)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):

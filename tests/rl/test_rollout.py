@@ -52,3 +52,13 @@ def test_unfinished_message_is_closed_before_the_environment_answers(toy_suite, 
     first_env = r.env_mask.index(0)
     assert r.completion_ids[first_env] == tokenizer.eos_token_id
     assert r.reward == 0.0
+
+
+def test_a_progress_bar_counts_finished_episodes_only_when_asked(toy_suite, tokenizer, capsys):
+    node = _copy_task(toy_suite)
+    gold = GoldGenerator(tokenizer, node.task.solution)
+    run_rollouts([node.task_id] * 2, EnvPool(toy_suite), tokenizer, gold, 1000)
+    assert capsys.readouterr().err == ""
+    run_rollouts([node.task_id] * 2, EnvPool(toy_suite), tokenizer, GoldGenerator(tokenizer, node.task.solution), 1000, progress="held-out")
+    err = capsys.readouterr().err
+    assert "held-out" in err and "2/2" in err
