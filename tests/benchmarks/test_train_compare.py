@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from benchmarks.train_compare import CompareConfig, _targets, collect, train_command
+from benchmarks.train_compare import CompareConfig, _targets, collect, in_child, starting_policy, train_command
 
 
 def _result(heldout: dict[int, list[float]], ratio: float) -> dict:
@@ -52,3 +53,14 @@ def test_target_holds_only_when_envsched_at_t_matches_random_at_3t_on_every_seed
     good["random"][1] = _result({12: [1.0] * 10 + [0.0] * 40}, 0.3)
     target = _targets(good, [0, 1], 4)
     assert not target["envsched_at_T_ge_random_at_3T_every_seed"] and not target["effective_ratio_envsched_gt_random_every_seed"]
+
+
+def test_the_starting_policy_is_built_in_a_child_process():
+    assert in_child(os.getpid) != os.getpid()
+
+
+@pytest.mark.slow
+def test_the_starting_policy_of_the_micro_preset_is_a_from_pretrained_folder(tmp_path):
+    path = starting_policy(CompareConfig(preset="tiny-cpu"), 0, tmp_path)
+    assert path == (tmp_path / "start-seed0" / "micro-model").resolve() and (path / "config.json").exists()
+    assert starting_policy(CompareConfig(preset="tiny-cpu"), 0, tmp_path) == path  # built once
