@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+import torch.nn.functional as F
+from peft import PeftModel
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
@@ -52,6 +54,30 @@ def _batch(examples: list[Example], pad_id: int) -> tuple[torch.Tensor, torch.Te
     return ids, attention, labels
 
 
+PLAIN_HEAD_MODELS = frozenset({"llama", "mistral", "qwen2", "qwen3"})
+"""Model types whose logits are the LM head's projection of the last hidden state, nothing more
+(no soft-capping or logit scale): :func:`assistant_loss` may project only the labelled positions."""
+
+
+def assistant_loss(model: PreTrainedModel, input_ids: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The model's mean next-token cross-entropy over the labelled positions (``labels`` as for ``model(labels=...)``).
+
+    For :data:`PLAIN_HEAD_MODELS` only the labelled positions go through the LM head. The model's
+    own ``labels=`` loss projects every position onto the vocabulary, though only the assistant's
+    tokens (a fifth of a ToolWorld conversation; the rest is the system prompt and tool results)
+    are scored: SmolLM2's 49k-word head over a whole batch is a fifth of the step's FLOPs and
+    most of its memory. Same loss and gradients up to float rounding (``tests/rl/test_sft.py``).
+    """
+    base = model.get_base_model() if isinstance(model, PeftModel) else model
+    if base.config.model_type not in PLAIN_HEAD_MODELS:
+        return model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+    hidden = base.get_decoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    targets = labels[:, 1:]
+    scored = targets != -100
+    logits = base.get_output_embeddings()(hidden[:, :-1][scored])
+    return F.cross_entropy(logits.float(), targets[scored])
+
+
 def sft_warm_start(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -79,7 +105,7 @@ def sft_warm_start(
         chosen = rng.choice(len(examples), size=min(batch_size, len(examples)), replace=False)
         ids, attention, labels = _batch([examples[i] for i in chosen], tokenizer.pad_token_id)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-            loss = model(input_ids=ids.to(device), attention_mask=attention.to(device), labels=labels.to(device)).loss
+            loss = assistant_loss(model, ids.to(device), attention.to(device), labels.to(device))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
