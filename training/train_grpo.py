@@ -116,7 +116,7 @@ class TrainConfig:
     env_lockstep: bool = field(default=False, metadata={"help": "With env workers, generate only once every episode's observation is in (the in-process samples, less overlap)."})
     env_worker_cpus: float = field(default=1.0, metadata={"help": "Ray CPUs each env worker reserves (below 1 for I/O-bound user simulators)."})
     env_worker_start_s: float = field(default=120.0, metadata={"help": "Longest wait for the env workers to start (a loaded or autoscaling cluster may need more)."})
-    gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory (large models)."})
+    gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory (large models), in GRPO and in the warm start."})
     share_prompt: bool = field(default=True, metadata={"help": "Score each group's prompt once in the loss: one packed row per prompt (envsched_gym/rl/shared_prompt.py; off for 8k-token completions)."})
     frozen_bf16: bool = field(default=True, metadata={"help": "With --bf16 on a CPU: store the frozen LoRA base weights in bf16 once instead of casting them at every forward (same numbers; envsched_gym/rl/frozen_bf16.py). No effect on GPUs or without --bf16."})
     decode_merged: bool = field(default=True, metadata={"help": "Local rollouts decode with each LoRA layer merged into one linear layer, in bf16 with --bf16 (the same policy up to float rounding, 1.7x faster rollouts on a CPU; a second copy of those weights while decoding; envsched_gym/rl/merged_weights.py)."})
@@ -187,7 +187,8 @@ def warm_started(config: TrainConfig, base: str, train: Suite, run: Path) -> str
     """The policy GRPO starts from: ``base``, or its SFT warm start in ``run/warm-start`` (built once)."""
     if not config.warm_start_steps:
         return base
-    settings = WarmStart(steps=config.warm_start_steps, lr=config.warm_start_lr, batch_size=config.warm_start_batch, bf16=config.bf16)
+    settings = WarmStart(steps=config.warm_start_steps, lr=config.warm_start_lr, batch_size=config.warm_start_batch, bf16=config.bf16,
+                         gradient_checkpointing=config.gradient_checkpointing)  # fmt: skip
     policy = str(warm_start(base, list(gold_conversations(train)), run / "warm-start", settings, seed=config.seed).resolve())
     gc.collect()
     return policy

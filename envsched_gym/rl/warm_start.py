@@ -39,6 +39,8 @@ class WarmStart:
         lora_r: Rank of the temporary adapter.
         bf16: bfloat16 autocast for the forward and backward passes (``None``: where bf16 is
             native, see :mod:`envsched_gym.rl.precision`).
+        gradient_checkpointing: Recompute each layer's activations in backward instead of keeping
+            them (SmolLM2 in fp32, 4 conversations of about 500 tokens: a peak of 3.5 GB instead of 7.1).
     """
 
     steps: int = 30
@@ -46,6 +48,7 @@ class WarmStart:
     batch_size: int = 8
     lora_r: int = 16
     bf16: bool | None = None
+    gradient_checkpointing: bool = False
 
 
 def warm_start(base: str | Path, conversations: list[Conversation], out: str | Path, settings: WarmStart, seed: int = 0) -> Path:
@@ -63,6 +66,8 @@ def warm_start(base: str | Path, conversations: list[Conversation], out: str | P
     model = AutoModelForCausalLM.from_pretrained(base, attn_implementation="sdpa", dtype=torch.float32)
     torch.manual_seed(seed)
     peft = get_peft_model(model, LoraConfig(r=settings.lora_r, lora_alpha=2 * settings.lora_r, target_modules="all-linear"))
+    if settings.gradient_checkpointing:  # non-reentrant: the frozen embeddings' outputs need no requires_grad
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     bf16 = resolve_bf16(settings.bf16)
     losses = sft_warm_start(peft, tokenizer, conversations, settings.steps, lr=settings.lr, batch_size=settings.batch_size, seed=seed, bf16=bf16)
     merged = peft.merge_and_unload()
@@ -73,7 +78,7 @@ def warm_start(base: str | Path, conversations: list[Conversation], out: str | P
     if (Path(base) / SOURCE_FILE).exists():
         shutil.copy(Path(base) / SOURCE_FILE, partial / SOURCE_FILE)
     record = {"base_model": base_model_name(base), "from": str(base), "steps": settings.steps, "lr": settings.lr,
-              "batch_size": settings.batch_size, "lora_r": settings.lora_r, "bf16": bf16, "conversations": len(conversations), "losses": losses}  # fmt: skip
+              "batch_size": settings.batch_size, "lora_r": settings.lora_r, "bf16": bf16, "gradient_checkpointing": settings.gradient_checkpointing, "conversations": len(conversations), "losses": losses}  # fmt: skip
     (partial / WARM_START_FILE).write_text(json.dumps(record, indent=2))
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)

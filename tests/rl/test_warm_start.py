@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
@@ -28,3 +29,22 @@ def test_an_existing_warm_start_is_reused(micro_dir, toy_suite, tmp_path):
     stamp = (out / WARM_START_FILE).stat().st_mtime_ns
     assert warm_start(micro_dir, [], tmp_path / "ws", WarmStart(steps=1)) == out
     assert (out / WARM_START_FILE).stat().st_mtime_ns == stamp
+
+
+def test_gradient_checkpointing_recomputes_the_layers_and_learns_the_same(micro_dir, toy_suite, tmp_path, monkeypatch):
+    """Checkpointing runs each decoder layer again in backward; the losses are the same numbers."""
+    from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP
+
+    conversations = list(gold_conversations(toy_suite))
+    calls = []
+    original = Qwen3MLP.forward  # inside the checkpointed layer (patching the layer itself would unwrap its checkpointing)
+    monkeypatch.setattr(Qwen3MLP, "forward", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    records = {}
+    for on in (False, True):
+        calls.clear()
+        settings = WarmStart(steps=3, lr=3e-2, batch_size=2, bf16=False, gradient_checkpointing=on)
+        records[on] = (json.loads((warm_start(micro_dir, conversations, tmp_path / f"ws{on}", settings) / WARM_START_FILE).read_text()), len(calls))
+    (plain, plain_calls), (checkpointed, checkpointed_calls) = records[False], records[True]
+    assert checkpointed["gradient_checkpointing"] and not plain["gradient_checkpointing"]
+    assert checkpointed_calls == 2 * plain_calls > 0
+    assert checkpointed["losses"] == pytest.approx(plain["losses"], rel=1e-5)
