@@ -189,11 +189,17 @@ def run_worker(spec: dict[str, Any], cfg: ThroughputConfig) -> dict[str, Any]:
     return fn(**spec) if kind == "matmul" else fn(cfg, **spec)
 
 
-def spawn(cfg: ThroughputConfig, spec: dict[str, Any]) -> dict[str, Any]:
-    """Run one measurement in a fresh process; its last stdout line is the JSON result."""
+def spawn(cfg: ThroughputConfig, spec: dict[str, Any], may_fail: bool = False) -> dict[str, Any]:
+    """Run one measurement in a fresh process; its last stdout line is the JSON result.
+
+    With ``may_fail`` a failed process gives ``{"failed": reason}`` (the table prints it) instead of
+    stopping the report: the largest training micro-batch can exceed the machine's memory in fp32.
+    """
     args = [sys.executable, __file__, "--model", cfg.model, "--tasks", str(cfg.tasks), "--num-generations", str(cfg.num_generations),
             "--max-new-tokens", str(cfg.max_new_tokens), "--grpo-steps", str(cfg.grpo_steps), "--seed", str(cfg.seed), "--worker", json.dumps(spec)]  # fmt: skip
     proc = subprocess.run(args, capture_output=True, text=True, env={"TRL_EXPERIMENTAL_SILENCE": "1", **__import__("os").environ}, check=False)
+    if proc.returncode and may_fail:
+        return {"failed": f"exit {proc.returncode}" + (" (killed, e.g. out of memory)" if proc.returncode == -9 else "")}
     if proc.returncode:
         raise SystemExit(f"measurement {spec} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -215,7 +221,7 @@ def report(cfg: ThroughputConfig) -> dict[str, Any]:
     n = gen[(True, "compact", "fp32")]["params"]
     variants = list(dict.fromkeys([(2, native, True, "sdpa"), (4, native, True, "sdpa"), (4, native, False, "sdpa"), (4, False, True, "sdpa"),
                                    (4, False, True, "eager"), (16, native, True, "sdpa")]))  # fmt: skip
-    train = {v: spawn(cfg, {"kind": "training", "micro_batch": v[0], "bf16": v[1], "compact": v[2], "attention": v[3]}) for v in variants}
+    train = {v: spawn(cfg, {"kind": "training", "micro_batch": v[0], "bf16": v[1], "compact": v[2], "attention": v[3]}, may_fail=True) for v in variants}
     step = spawn(cfg, {"kind": "grpo"})
     rollouts = cfg.tasks * cfg.num_generations
     print(f"model {cfg.model}: N = {n / 1e6:.1f}M parameters; {rollouts} rollouts per step ({cfg.tasks} tasks x G={cfg.num_generations})")
@@ -256,6 +262,9 @@ def _print_training(train: dict[tuple[int, bool, bool, str], dict[str, Any]], mm
     for (b, h, c, a), t in train.items():
         floor = mm["bf16" if h else "fp32"] * 1e9 / (6 * n)
         label = f"micro-batch {b}, {'bf16 autocast' if h else 'fp32'}, {'completion' if c else 'every'} positions scored, {a}"
+        if "failed" in t:
+            print(f"| {label} | did not finish: {t['failed']} | | | {floor:.0f} | | |")
+            continue
         print(f"| {label} | {t['seconds']:.1f} | {t['tokens']} ({t['padded_tokens']}) | {t['tokens_per_s']:.0f} | {floor:.0f} | {t['tokens_per_s'] / floor:.2f} | {t['peak_gb']:.2f} |")
 
 

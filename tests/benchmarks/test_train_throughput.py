@@ -46,6 +46,8 @@ def _fake_spawn(cfg: ThroughputConfig, spec: dict) -> dict:
         return {"gflops": 100.0 if spec["dtype_name"] == "fp32" else 1.0}
     if spec["kind"] == "generation":
         return {"seconds": 10.0, "generated_tokens": 100, "tokens": 1000, "generated_per_s": 10.0, "agent_steps": 16, "params": 1e8, "peak_gb": 1.0}
+    if spec["kind"] == "training" and spec["micro_batch"] == 16:
+        return {"failed": "exit -9 (killed, e.g. out of memory)"}
     if spec["kind"] == "training":
         return {"seconds": 5.0, "tokens": 1000, "padded_tokens": 1100, "tokens_per_s": 200.0, "peak_gb": 2.0}
     return {"step_seconds": [50.0], "rollout_seconds": [20.0], "peak_gb": 3.0}
@@ -54,7 +56,7 @@ def _fake_spawn(cfg: ThroughputConfig, spec: dict) -> dict:
 @pytest.mark.parametrize("native", [True, False])
 def test_the_bf16_rows_run_only_where_bf16_is_native(native, monkeypatch, capsys):
     specs: list[dict] = []
-    monkeypatch.setattr(train_throughput, "spawn", lambda cfg, spec: specs.append(dict(spec)) or _fake_spawn(cfg, spec))
+    monkeypatch.setattr(train_throughput, "spawn", lambda cfg, spec, may_fail=False: specs.append(dict(spec)) or _fake_spawn(cfg, spec))
     monkeypatch.setattr(precision, "native_bf16", lambda: native)
     result = train_throughput.report(ThroughputConfig())
     out = capsys.readouterr().out
@@ -63,3 +65,4 @@ def test_the_bf16_rows_run_only_where_bf16_is_native(native, monkeypatch, capsys
     assert (len(autocast_rows), len(bf16_training)) == ((3, 4) if native else (0, 0))
     assert ("bf16 autocast rows skipped" in out) is not native and result["native_bf16"] is native
     assert "fp32, LoRA merged for decoding" in out and "whole GRPO steps" in out
+    assert "| micro-batch 16, " + ("bf16 autocast" if native else "fp32") + ", completion positions scored, sdpa | did not finish: exit -9" in out
