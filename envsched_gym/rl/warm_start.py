@@ -19,7 +19,7 @@ import torch
 from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from envsched_gym.rl.precision import resolve_bf16
+from envsched_gym.rl.precision import native_bf16
 from envsched_gym.rl.pretrained import SOURCE_FILE, base_model_name
 from envsched_gym.rl.sft import sft_warm_start
 from envsched_gym.rl.trajectories import Conversation
@@ -68,7 +68,7 @@ def warm_start(base: str | Path, conversations: list[Conversation], out: str | P
     peft = get_peft_model(model, LoraConfig(r=settings.lora_r, lora_alpha=2 * settings.lora_r, target_modules="all-linear"))
     if settings.gradient_checkpointing:  # non-reentrant: the frozen embeddings' outputs need no requires_grad
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    bf16 = resolve_bf16(settings.bf16)
+    bf16 = native_bf16() if settings.bf16 is None else settings.bf16  # an explicit choice was checked (and warned about) where it was made
     losses = sft_warm_start(peft, tokenizer, conversations, settings.steps, lr=settings.lr, batch_size=settings.batch_size, seed=seed, bf16=bf16)
     merged = peft.merge_and_unload()
     partial = out.with_name(out.name + ".partial")

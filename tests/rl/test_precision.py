@@ -39,5 +39,15 @@ def test_native_bf16_on_a_cpu_is_onednns_check():
 @pytest.mark.parametrize("native", [True, False])
 def test_the_warm_start_records_the_precision_it_chose(native, micro_dir, toy_suite, tmp_path, monkeypatch):
     monkeypatch.setattr(precision, "native_bf16", lambda: native)
+    monkeypatch.setattr("envsched_gym.rl.warm_start.native_bf16", lambda: native)
     out = warm_start(micro_dir, list(gold_conversations(toy_suite)), tmp_path / "ws", WarmStart(steps=1, batch_size=2))
     assert json.loads((out / WARM_START_FILE).read_text())["bf16"] is native
+
+
+def test_an_explicit_slow_choice_is_warned_about_once_not_again_by_the_warm_start(micro_dir, toy_suite, tmp_path, monkeypatch, recwarn):
+    monkeypatch.setattr(precision, "native_bf16", lambda: False)
+    monkeypatch.setattr("envsched_gym.rl.warm_start.native_bf16", lambda: False)
+    config = parse_config(["--preset", "smol-cpu", "--bf16", "true"])
+    out = warm_start(micro_dir, list(gold_conversations(toy_suite)), tmp_path / "ws", WarmStart(steps=1, batch_size=2, bf16=config.bf16))
+    assert json.loads((out / WARM_START_FILE).read_text())["bf16"] is True
+    assert len([w for w in recwarn if "no native bf16 matmul" in str(w.message)]) == 1
