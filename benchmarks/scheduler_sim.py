@@ -69,7 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import envsched_gym
 from benchmarks.learner_b import LearnerB
 from benchmarks.sim_report import Run, acceptance, family_table, summarise
-from envsched_gym.curriculum import execution_signature, make_scheduler
+from envsched_gym.curriculum import execution_signature, make_scheduler, parse_options
 from envsched_gym.curriculum.features import task_tools
 from envsched_gym.suite import Suite, TaskNode, parse_weights
 
@@ -212,13 +212,10 @@ def parse_variant(text: str) -> tuple[str, dict[str, Any]]:
     label, _, options = text.partition(":")
     if not label or not options:
         raise ValueError(f"variant {text!r} must read LABEL:key=value[,key=value...], e.g. no-transfer:transfer_weight=0")
-    overrides = {}
-    for item in options.split(","):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"variant {text!r}: {item!r} is not key=value")
-        overrides[key.strip()] = float(value) if "." in value or "e" in value else int(value)
-    return label, overrides
+    try:
+        return label, parse_options(options)
+    except ValueError as exc:
+        raise ValueError(f"variant {text!r}: {exc}") from None
 
 
 def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, cfg: SimConfig, learner_kind: str = "A",

@@ -36,6 +36,7 @@ from transformers import HfArgumentParser
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from envsched_gym.curriculum import parse_options  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
 from envsched_gym.rl.summary import paired_gain, success_interval  # noqa: E402
 from envsched_gym.rl.tasks import select_tasks  # noqa: E402
@@ -51,6 +52,7 @@ class CompareConfig:
     output_dir: str = field(default="runs/compare", metadata={"help": "One sub-directory per seed and scheduler, plus the shared starting models."})
     preset: str = field(default="smol-cpu", metadata={"help": "train_grpo.py preset every run starts from (smol-cpu or tiny-cpu)."})
     schedulers: str = field(default="envsched,random,plr", metadata={"help": "Comma-separated schedulers; 'random' is the reference."})
+    variants: str = field(default="", metadata={"help": "Extra EnvSched runs, ';'-separated LABEL:key=value,..., e.g. 'rd0:repeat_discount=0' (run 'envsched-rd0')."})
     seeds: str = field(default="0,1", metadata={"help": "Comma-separated seeds (each: its own warm start, task order and sampling)."})
     steps: int = field(default=12, metadata={"help": "GRPO steps per run (3T)."})
     tasks_per_step: int = field(default=4, metadata={"help": "GRPO groups per step."})
@@ -89,38 +91,67 @@ def eval_steps(config: CompareConfig, first: bool) -> list[int]:
     return [0] * first + [t] + [2 * t] * config.eval_2t + [3 * t]
 
 
-def train_command(config: CompareConfig, scheduler: str, seed: int, model: Path, run: Path, first: bool = True) -> list[str]:
+def runs(config: CompareConfig) -> dict[str, tuple[str, str]]:
+    """Every run of a seed: label -> (scheduler, its train_grpo.py --scheduler-options)."""
+    rows = {name: (name, "") for name in config.schedulers.split(",")}
+    for text in filter(None, (v.strip() for v in config.variants.split(";"))):
+        label, _, options = text.partition(":")
+        if not label or not options:
+            raise SystemExit(f"--variants item {text!r} must read LABEL:key=value[,key=value...], e.g. rd0:repeat_discount=0")
+        try:
+            parse_options(options)  # a malformed option fails here, not after the first run
+        except ValueError as exc:
+            raise SystemExit(f"--variants item {text!r}: {exc}") from None
+        rows[f"envsched-{label}"] = ("envsched", options)
+    return rows
+
+
+def train_command(config: CompareConfig, scheduler: str, seed: int, model: Path, run: Path, first: bool = True, options: str = "") -> list[str]:
     """The train_grpo.py command line of one run."""
     args = {
         "preset": config.preset, "output-dir": run, "model": model, "scheduler": scheduler, "steps": config.steps,
         "tasks-per-step": config.tasks_per_step, "num-generations": config.num_generations, "eval-steps": ",".join(map(str, eval_steps(config, first))),
         "eval-tasks": config.eval_tasks, "save-steps": config.steps, "seed": seed, "warm-start-steps": 0, "eval-base": False,
+        **({"scheduler-options": options} if options else {}),
     }  # fmt: skip
     return [sys.executable, str(REPO / "training" / "train_grpo.py")] + [x for k, v in args.items() for x in (f"--{k}", str(v))]
 
 
 def run_all(config: CompareConfig, out: Path) -> None:
-    """Train every (seed, scheduler) pair, one after another; logs go to <run>/train.log. Finished runs are kept."""
+    """Train every (seed, run) pair, one after another; logs go to <run>/train.log. Finished runs are kept.
+
+    The first run of a seed without a step-0 evaluation evaluates the shared starting policy.
+    """
     env = {**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1"}
     for seed in _ints(config.seeds):
         model = starting_policy(config, seed, out)
-        for i, name in enumerate(config.schedulers.split(",")):
-            run = out / f"seed{seed}" / name
+        for label, (scheduler, options) in runs(config).items():
+            run = out / f"seed{seed}" / label
             if (run / "scheduler_state.pt").exists():
                 continue
+            first = start_evaluation(out, seed) is None
             run.mkdir(parents=True, exist_ok=True)
             with (run / "train.log").open("w") as log:
-                command = train_command(config, name, seed, model, run, first=i == 0)
+                command = train_command(config, scheduler, seed, model, run, first=first, options=options)
                 code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
             if code:
                 raise SystemExit(f"run {run} failed (exit {code}); see {run}/train.log")
 
 
+def start_evaluation(out: Path, seed: int) -> list[float] | None:
+    """The step-0 held-out successes of ``seed``'s starting policy, from whichever of its finished runs made them (None: none did)."""
+    for log in sorted((out / f"seed{seed}").glob("*/eval.jsonl")):
+        if (log.parent / "scheduler_state.pt").exists():
+            for row in read_jsonl(log):
+                if int(row["step"]) == 0:
+                    return list(row["successes"])
+    return None
+
+
 def collect(config: CompareConfig, out: Path) -> dict[str, dict[int, dict[str, Any]]]:
-    """Per scheduler and seed: effective ratio per step, and every held-out evaluation with its per-task results."""
+    """Per run label and seed: effective ratio per step, and every held-out evaluation with its per-task results."""
     results: dict[str, dict[int, dict[str, Any]]] = {}
-    names = config.schedulers.split(",")
-    for name in names:
+    for name in runs(config):
         for seed in _ints(config.seeds):
             run = out / f"seed{seed}" / name
             rounds, evals = read_jsonl(run / "metrics.jsonl"), read_jsonl(run / "eval.jsonl")
@@ -128,11 +159,11 @@ def collect(config: CompareConfig, out: Path) -> dict[str, dict[int, dict[str, A
                 "effective_ratio": [r["effective_ratio"] for r in rounds], "reward": [r["reward"] for r in rounds],
                 "heldout": {int(e["step"]): e["successes"] for e in evals}, "distinct_tasks": len({t for r in rounds for t in r["tasks"]}),
             }  # fmt: skip
-    for seed in _ints(config.seeds):  # the seed's shared starting policy, evaluated once by its first scheduler's run
-        start = results[names[0]][seed]["heldout"].get(0)
+    for seed in _ints(config.seeds):  # the seed's shared starting policy, evaluated once by one of its runs
+        start = start_evaluation(out, seed)
         if start is None:
-            raise SystemExit(f"{out}/seed{seed}/{names[0]}/eval.jsonl has no step-0 evaluation; delete that run and run the comparison again")
-        for name in names[1:]:
+            raise SystemExit(f"no run of {out}/seed{seed} has a step-0 evaluation; delete that seed's runs and run the comparison again")
+        for name in results:
             results[name][seed]["heldout"].setdefault(0, start)
     return results
 
@@ -208,6 +239,7 @@ def main(config: CompareConfig) -> dict[str, Any]:
     """Build the starting policies, train every run, report."""
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
+    runs(config)  # malformed --variants fail before the first warm start
     run_all(config, out)
     return report(config, collect(config, out), out)
 

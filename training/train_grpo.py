@@ -36,7 +36,7 @@ from peft import LoraConfig
 from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser
 from trl import GRPOConfig
 
-from envsched_gym.curriculum import make_scheduler
+from envsched_gym.curriculum import BaseScheduler, make_scheduler, parse_options
 from envsched_gym.plugins import import_modules, split_imports
 from envsched_gym.rl.env_backend import EnvBackend
 from envsched_gym.rl.feedback import RoundLogger
@@ -83,6 +83,7 @@ class TrainConfig:
     max_difficulty: int = field(default=1, metadata={"help": "Keep tasks whose metadata difficulty is at most this (0: all)."})
     max_tasks: int = field(default=0, metadata={"help": "Seeded sample of at most this many training tasks (0: all)."})
     scheduler: str = field(default="envsched", metadata={"help": "Curriculum: envsched, random, dapo, mopps, plr or dump."})
+    scheduler_options: str = field(default="", metadata={"help": "The scheduler's own options as key=value,... (numbers), e.g. repeat_discount=0 for EnvSched (EnvSchedConfig, PredictorConfig; docs/curriculum.md)."})
     family_weights: str = field(default="", metadata={"help": "Target mix of the families, e.g. ToolWorld=0.7,BugTracker=0.3, one weight per family (empty: pool share with a 5% floor; docs/curriculum.md)."})
     steps: int = field(default=6, metadata={"help": "Optimizer steps (one generation round each)."})
     tasks_per_step: int = field(default=4, metadata={"help": "GRPO groups (tasks) per step, over all processes."})
@@ -168,6 +169,15 @@ def parse_config(argv: list[str] | None = None) -> TrainConfig:
     parser.set_defaults(**PRESETS[first.preset])
     (config,) = parser.parse_args_into_dataclasses(args=argv)
     return dataclasses.replace(config, bf16=resolve_bf16(config.bf16))
+
+
+def build_scheduler(config: TrainConfig, train: Suite) -> BaseScheduler:
+    """``--scheduler`` with ``--scheduler-options`` over ``train``; a wrong name or option stops the run with the fix."""
+    try:
+        return make_scheduler(config.scheduler, train, seed=config.seed, **parse_options(config.scheduler_options))
+    except (KeyError, TypeError, ValueError) as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        raise SystemExit(f"--scheduler {config.scheduler} --scheduler-options {config.scheduler_options!r}: {message}") from None
 
 
 def resolve_base(config: TrainConfig, train: Suite, run: Path) -> str:
@@ -259,6 +269,7 @@ def main(config: TrainConfig) -> Path:
     import_modules([m for m in config.imports.split(",") if m])
     torch.manual_seed(config.seed)
     train = select_tasks(config.families, config.train_split, config.max_difficulty, config.max_tasks, config.seed, config.family_weights)
+    scheduler = build_scheduler(config, train)  # before any model work: a wrong option fails in seconds
     base = resolve_base(config, train, run)
     eval_at = eval_schedule(config)
     heldout = select_tasks(config.families, config.eval_split, config.max_difficulty, config.eval_tasks, config.seed) if eval_at else None
@@ -271,7 +282,6 @@ def main(config: TrainConfig) -> Path:
     policy = warm_started(config, base, train, run)
     model, tokenizer = load_policy(policy, bf16_weights=config.bf16 and torch.cuda.is_available())
 
-    scheduler = make_scheduler(config.scheduler, train, seed=config.seed)
     args = grpo_args(config, num_processes=max(int(os.environ.get("WORLD_SIZE", "1")), 1))
     sampler = CurriculumSampler(scheduler, config.tasks_per_step, config.num_generations, repeat_count=args.steps_per_generation, num_rounds=config.steps)
     slots = Dataset.from_dict({"prompt": [str(j) for j in range(config.tasks_per_step)]})

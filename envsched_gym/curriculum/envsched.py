@@ -30,7 +30,7 @@ rather than the tasks, and a 10-task family beside ToolWorld was never picked.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -44,6 +44,7 @@ from envsched_gym.curriculum.predictor import PredictorConfig, VariancePredictor
 from envsched_gym.curriculum.progress import LearningProgress
 from envsched_gym.curriculum.regression import DeclarationModel
 from envsched_gym.curriculum.state import StateReader
+from envsched_gym.curriculum.units import KINDS
 from envsched_gym.suite import Suite
 
 
@@ -72,6 +73,10 @@ class EnvSchedConfig:
         transfer_weight: Exponent of the transfer value on the predicted variance: a node's
             variance term is ``variance * transfer_value ** transfer_weight`` (0: variance
             alone; see :meth:`EnvSchedScheduler.transfer_value`).
+        repeat_discount: Within one batch, a tool or environment unit that ``c`` earlier picks
+            already exercise counts ``1 / (1 + repeat_discount * c)`` in a candidate's transfer
+            value (0: every pick is valued alone; no effect with ``transfer_weight = 0``; see
+            :meth:`EnvSchedScheduler.transfer_value`).
         predictor: Evidence weights and decay of the variance predictor.
     """
 
@@ -88,6 +93,7 @@ class EnvSchedConfig:
     candidates_per_slot: int = 16
     mix_temperature: float = 0.05
     transfer_weight: float = 0.5
+    repeat_discount: float = 1.0
     progress_weight: float = 1.0
     predictor: PredictorConfig = field(default_factory=PredictorConfig)
 
@@ -130,6 +136,7 @@ class EnvSchedScheduler(BaseScheduler):
         units = self.features.units
         self._unit_reach = np.sqrt(np.maximum(units.count - 1, 0) / max(len(self.task_ids) - 1, 1))
         self._unit_mass = np.asarray(units.matrix.sum(axis=0)).ravel()
+        self._discounted = units.kind != KINDS.index("signature")
         self.env_groups = np.zeros(len(self.env_ids))
         self.progress = LearningProgress(len(self.task_ids))
         self._within_in = self.graph.within.T.tocsr()
@@ -185,7 +192,7 @@ class EnvSchedScheduler(BaseScheduler):
         """Current score of every node (cached per-node part plus the environment bonus)."""
         return self._base_score + self.env_term().astype(np.float32)[self.env_of]
 
-    def transfer_value(self, nodes: np.ndarray) -> np.ndarray:
+    def transfer_value(self, nodes: np.ndarray, covered: np.ndarray | None = None) -> np.ndarray:
         """How much of what ``nodes`` teach is shared by the pool and not yet learned (1: the pool's average node).
 
         Per unit ``u`` (a tool the gold calls, the environment, a signature category;
@@ -196,23 +203,41 @@ class EnvSchedScheduler(BaseScheduler):
         kind, divided by the pool's mean for the kind; its transfer value is the mean over the
         three kinds. A unit no other task has (a BFCL single-turn function) carries nothing, and a
         task whose gold makes no call has no tool part.
+
+        ``covered`` (per unit: how much of it the batch's earlier picks exercise, their unit rows
+        summed) discounts tool and environment units by ``1 / (1 + repeat_discount * covered)``:
+        a second group on the same tool in one optimizer step pushes the same weights again and
+        spreads less than a group on a tool the batch lacks. Signature categories are not
+        discounted (nearly every task of a family shares them).
         """
+        values = self._unit_values() if covered is None else self._discount(self._unit_values(), covered)
+        return np.asarray(self.features.units.matrix[nodes] @ values).ravel() / 3.0
+
+    def _discount(self, values: np.ndarray, covered: np.ndarray) -> np.ndarray:
+        """Unit ``values`` with the tool and environment units the batch already ``covered`` discounted."""
+        return values / (1.0 + self.config.repeat_discount * np.where(self._discounted, covered, 0.0))
+
+    def _unit_values(self) -> np.ndarray:
+        """``reach_u room_u`` of every unit over its kind's pool mean (see :meth:`transfer_value`)."""
         model, units = self.predictor.model, self.features.units
         prior = self.predictor.pool_prior()[1]
         room = 1.0 - (model.unit_successes + 8.0 * prior) / (model.unit_rollouts + 8.0)
         per_unit = self._unit_reach * room
         kind_mean = np.bincount(units.kind, weights=self._unit_mass * per_unit, minlength=3) / len(self.task_ids)
-        scaled = per_unit / np.maximum(kind_mean[units.kind], 1e-12)
-        return np.asarray(units.matrix[nodes] @ scaled).ravel() / 3.0
+        return per_unit / np.maximum(kind_mean[units.kind], 1e-12)
 
-    def _node_score(self, nodes: np.ndarray) -> np.ndarray:
-        predictor, cfg = self.predictor, self.config
-        variance = predictor.variance[nodes]
+    def _variance_term(self, nodes: np.ndarray, transfer: np.ndarray | None = None) -> np.ndarray:
+        """Predicted variance x transfer value ** transfer_weight x progress ** progress_weight (``transfer``: given values, else computed)."""
+        cfg = self.config
+        variance = self.predictor.variance[nodes]
         if cfg.transfer_weight:
-            variance = variance * self.transfer_value(nodes) ** cfg.transfer_weight
+            variance = variance * (self.transfer_value(nodes) if transfer is None else transfer) ** cfg.transfer_weight
         if cfg.progress_weight:
             variance = variance * self.progress.factor(nodes) ** cfg.progress_weight
-        score = variance + cfg.task_bonus * predictor.uncertainty[nodes] + self.tie_break[nodes]
+        return variance
+
+    def _node_score(self, nodes: np.ndarray) -> np.ndarray:
+        score = self._variance_term(nodes) + self.config.task_bonus * self.predictor.uncertainty[nodes] + self.tie_break[nodes]
         return score.astype(np.float32)
 
     def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:
@@ -279,12 +304,21 @@ class EnvSchedScheduler(BaseScheduler):
         return picks
 
     def _greedy(self, cand: np.ndarray, score: np.ndarray, size: int, picks: list[int], left: np.ndarray) -> None:
-        """Extend ``picks`` from ``cand`` (best first), spending ``left`` quota."""
+        """Extend ``picks`` from ``cand`` (best first), spending ``left`` quota.
+
+        With ``repeat_discount`` (and the transfer value on), each pick rescores the candidates
+        that share its tool or environment units: their variance term is recomputed with those
+        units discounted (:meth:`transfer_value`), so the batch's value has diminishing returns
+        per unit and a batch spreads over the tools it can teach.
+        """
         self._slot[cand] = np.arange(len(cand))
         envs = self.env_of[cand]
         closest = np.zeros(len(cand))
         for node in picks:
             self._penalise(node, closest)
+        spread = self._spread(cand, score) if self.config.repeat_discount and self.config.transfer_weight else None
+        if spread is not None:
+            score = spread(picks)
         allowed = left[envs] > 0
         while len(picks) < size and allowed.any():
             adjusted = np.where(allowed, score - self.config.similarity_penalty * closest, -np.inf)
@@ -296,7 +330,23 @@ class EnvSchedScheduler(BaseScheduler):
             left[env] -= 1
             if left[env] <= 0:
                 allowed &= envs != env
+            if spread is not None:
+                score = spread(picks)
         self._slot[cand] = -1
+
+    def _spread(self, cand: np.ndarray, score: np.ndarray) -> Callable[[list[int]], np.ndarray]:
+        """The candidates' scores as a function of the batch's picks so far (see :meth:`_greedy`)."""
+        unit_rows = self.features.units.matrix
+        rows, values = unit_rows[cand], self._unit_values()  # unit values do not change within a batch
+        rest = score - self._variance_term(cand, np.asarray(rows @ values).ravel() / 3.0)  # uncertainty, environment and tie-break terms
+
+        def rescore(picks: list[int]) -> np.ndarray:
+            if not picks:
+                return score
+            covered = np.asarray(unit_rows[picks].sum(axis=0)).ravel()
+            return rest + self._variance_term(cand, np.asarray(rows @ self._discount(values, covered)).ravel() / 3.0)
+
+        return rescore
 
     def _penalise(self, node: int, closest: np.ndarray) -> None:
         """Raise ``closest`` for candidates joined to ``node`` by a within edge (either direction)."""

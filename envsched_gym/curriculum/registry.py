@@ -15,6 +15,24 @@ SCHEDULERS: dict[str, type[BaseScheduler]] = {
 }
 
 
+def parse_options(text: str) -> dict[str, int | float]:
+    """Scheduler options written ``"key=value,key=value"`` (numbers; ``""``: none), e.g. ``repeat_discount=0,transfer_weight=1``.
+
+    Raises:
+        ValueError: An item is not ``key=value`` or its value is not a number (the message names it).
+    """
+    options: dict[str, int | float] = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"scheduler option {item!r} is not key=value; write e.g. repeat_discount=0,transfer_weight=1")
+        try:
+            options[key.strip()] = int(value) if value.strip().lstrip("-").isdigit() else float(value)
+        except ValueError:
+            raise ValueError(f"scheduler option {item!r}: {value.strip()!r} is not a number") from None
+    return options
+
+
 def make_scheduler(name: str, suite: Suite, seed: int = 0, **kwargs: Any) -> BaseScheduler:
     """Build the scheduler ``name`` over ``suite``.
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.train_compare import CompareConfig, _targets, collect, in_child, starting_policy, train_command
+from benchmarks.train_compare import CompareConfig, _targets, collect, in_child, runs, start_evaluation, starting_policy, train_command
 
 
 def _result(heldout: dict[int, list[float]], ratio: float) -> dict:
@@ -31,16 +31,30 @@ def _run(path: Path, evals: dict[int, list[float]]) -> None:
     path.mkdir(parents=True)
     (path / "metrics.jsonl").write_text(json.dumps({"effective_ratio": 0.5, "reward": 0.1, "tasks": ["a"]}) + "\n")
     (path / "eval.jsonl").write_text("".join(json.dumps({"step": k, "successes": v}) + "\n" for k, v in evals.items()))
+    (path / "scheduler_state.pt").write_bytes(b"finished")
 
 
-def test_later_schedulers_share_the_first_ones_step_0_evaluation(tmp_path):
-    _run(tmp_path / "seed0" / "envsched", {0: [1.0, 0.0], 4: [1.0, 1.0]})
-    _run(tmp_path / "seed0" / "random", {4: [0.0, 0.0]})
+def test_every_run_of_a_seed_shares_the_step_0_evaluation_one_finished_run_made(tmp_path):
+    _run(tmp_path / "seed0" / "random", {0: [1.0, 0.0], 4: [1.0, 1.0]})
+    _run(tmp_path / "seed0" / "envsched", {4: [0.0, 0.0]})
     results = collect(CompareConfig(schedulers="envsched,random", seeds="0"), tmp_path)
-    assert results["random"][0]["heldout"] == {4: [0.0, 0.0], 0: [1.0, 0.0]}
-    (tmp_path / "seed0" / "envsched" / "eval.jsonl").write_text(json.dumps({"step": 4, "successes": [1.0]}) + "\n")
-    with pytest.raises(SystemExit, match=r"seed0/envsched/eval\.jsonl has no step-0 evaluation"):
+    assert results["envsched"][0]["heldout"] == {4: [0.0, 0.0], 0: [1.0, 0.0]}
+    (tmp_path / "seed0" / "random" / "scheduler_state.pt").unlink()  # an unfinished run's evaluations are not used
+    assert start_evaluation(tmp_path, 0) is None
+    with pytest.raises(SystemExit, match=r"no run of .*seed0 has a step-0 evaluation"):
         collect(CompareConfig(schedulers="envsched,random", seeds="0"), tmp_path)
+
+
+def test_envsched_variants_run_with_their_options_under_their_own_label():
+    config = CompareConfig(schedulers="envsched,random", variants="rd0:repeat_discount=0; t1:transfer_weight=1,repeat_discount=3")
+    assert runs(config) == {"envsched": ("envsched", ""), "random": ("random", ""), "envsched-rd0": ("envsched", "repeat_discount=0"),
+                            "envsched-t1": ("envsched", "transfer_weight=1,repeat_discount=3")}  # fmt: skip
+    cmd = train_command(config, "envsched", 0, Path("/m"), Path("/out/seed0/envsched-rd0"), options="repeat_discount=0")
+    assert cmd[cmd.index("--scheduler-options") + 1] == "repeat_discount=0" and "--scheduler-options" not in train_command(config, "random", 0, Path("/m"), Path("/r"))
+    with pytest.raises(SystemExit, match="LABEL:key=value"):
+        runs(CompareConfig(variants="repeat_discount=0"))
+    with pytest.raises(SystemExit, match="'x' is not a number"):
+        runs(CompareConfig(variants="bad:repeat_discount=x"))
 
 
 def test_target_holds_only_when_envsched_at_t_matches_random_at_3t_on_every_seed():

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from envsched_gym.curriculum import SCHEDULERS, DAPOScheduler, make_scheduler
+from envsched_gym.curriculum import SCHEDULERS, DAPOScheduler, make_scheduler, parse_options
 from envsched_gym.curriculum.synthetic import synthetic_suite
 from envsched_gym.suite import Suite
 from tests.curriculum.driving import drive
@@ -76,3 +76,12 @@ def test_next_batch_larger_than_the_pool_is_refused_with_the_sizes_and_the_fix(n
     assert json.dumps(s.state_dict()) == before  # a refused call draws nothing
     whole = s.next_batch(10)
     assert sorted(whole) == sorted(s.task_ids)  # the whole pool, each once (DAPO's over-sampling stops at the pool)
+
+
+def test_scheduler_options_parse_as_numbers_and_name_a_malformed_item() -> None:
+    assert parse_options("repeat_discount=0, transfer_weight=0.5,half_life=-3") == {"repeat_discount": 0, "transfer_weight": 0.5, "half_life": -3}
+    assert parse_options("") == {}
+    with pytest.raises(ValueError, match="'transfer_weight' is not key=value"):
+        parse_options("transfer_weight")
+    with pytest.raises(ValueError, match="'high' is not a number"):
+        parse_options("repeat_discount=high")

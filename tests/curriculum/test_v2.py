@@ -99,3 +99,46 @@ def test_every_v2_term_is_a_config_switch(small_suite: Suite, option: str) -> No
         off.progress.refresh()
     nodes = np.arange(len(small_suite))
     assert not np.allclose(on._node_score(nodes), off._node_score(nodes))
+
+
+def _shared_tool_suite() -> Suite:
+    """Four environments whose 10 tasks each call one tool they all share, and four whose tasks each call the environment's own tool."""
+    nodes = []
+    for e in range(8):
+        name = f"Shared{e}" if e < 4 else f"Own{e}"
+        tool = ToolSpec("shared_tool" if e < 4 else f"own_tool_{e}", "a tool")
+        env = EnvSpec(env_id=name, family="Toy", gym_id="envsched/Toy-v0", tools=[tool])
+        for i in range(10):
+            solution = [AssistantTurn(tool_calls=[ToolCall(tool.name, {"i": i})]), AssistantTurn(content="done")]
+            nodes.append(TaskNode(env, TaskSpec(task_id=f"{name}-{i}", env_id=name, instruction=f"{name} job {i}", solution=solution)))
+    return Suite(nodes)
+
+
+def _tools_of(suite: Suite, batch: list[str]) -> list[str]:
+    return [call.name for t in batch for turn in suite.node(t).task.solution or [] for call in turn.tool_calls]
+
+
+def test_a_batch_spreads_over_tools_once_a_tool_is_in_it() -> None:
+    suite = _shared_tool_suite()
+    alone = EnvSchedScheduler(suite, seed=0, repeat_discount=0).next_batch(4)
+    assert _tools_of(suite, alone) == ["shared_tool"] * 4  # the most shared tool wins every slot when picks are valued alone
+    # shared_tool reaches 39 other tasks, an own tool 9: valued at sqrt(39/9) = 2.1x, it still takes a second slot at
+    # 1 / (1 + 1) of its value, not a third at 1 / (1 + 2)
+    spread = EnvSchedScheduler(suite, seed=0).next_batch(4)
+    assert _tools_of(suite, spread).count("shared_tool") == 2 and len(set(_tools_of(suite, spread))) == 3
+    strong = EnvSchedScheduler(suite, seed=0, repeat_discount=3).next_batch(4)
+    assert _tools_of(suite, strong).count("shared_tool") == 1 and len(set(_tools_of(suite, strong))) == 4
+
+
+def test_the_repeat_discount_applies_to_tools_and_environments_not_signature_categories() -> None:
+    s = EnvSchedScheduler(_shared_tool_suite(), seed=0)
+    units, nodes = s.features.units, np.arange(80)
+    shared = units.names.index("tool=shared_tool")
+    covered = np.zeros(len(units))
+    covered[shared] = 1.0
+    before, after = s.transfer_value(nodes), s.transfer_value(nodes, covered)
+    assert np.all(after[:40] < before[:40]) and np.allclose(after[40:], before[40:])
+    signature = np.flatnonzero(units.kind == KINDS.index("signature"))
+    covered[:] = 0.0
+    covered[signature] = 5.0
+    assert np.allclose(s.transfer_value(nodes, covered), before)

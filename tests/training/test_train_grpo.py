@@ -140,7 +140,11 @@ def test_vllm_server_mode_reaches_trl_and_a_stray_url_is_refused(monkeypatch):
 
 
 def _one_step_logs(tmp_path, runs: dict[str, dict]) -> dict[str, dict]:
-    """One real GRPO step of the Toy family per named set of TrainConfig overrides: the step's log and its rounds (rollouts, rewards)."""
+    """One real GRPO step of the Toy family per named set of TrainConfig overrides: the step's log and its rounds (rollouts, rewards).
+
+    The comparisons need groups with varied rewards; on this seed and micro model, EnvSched's picks
+    valued alone (``repeat_discount=0``) have them, and the callers assert that they did.
+    """
     register_toy()
     train = envsched_gym.suite("Toy", split="train")
     size = MicroSize(vocab_size=800, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128)
@@ -149,7 +153,7 @@ def _one_step_logs(tmp_path, runs: dict[str, dict]) -> dict[str, dict]:
     for name, overrides in runs.items():
         config = TrainConfig(output_dir=str(tmp_path / f"run-{name}"), model=str(model), families="Toy", max_difficulty=0, steps=1, tasks_per_step=4,
                              num_generations=4, per_device_batch=8, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=1,
-                             learning_rate=5e-3, temperature=1.2, **overrides)  # fmt: skip
+                             learning_rate=5e-3, temperature=1.2, scheduler_options="repeat_discount=0", **overrides)  # fmt: skip
         run = main(config)
         log = json.loads((run / "checkpoint-1" / "trainer_state.json").read_text())["log_history"]
         logs[name] = next(h for h in log if "grad_norm" in h)
@@ -200,3 +204,26 @@ def test_a_run_evaluates_the_base_then_its_schedule_and_prints_the_table(tmp_pat
     evals = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
     assert [(e["stage"], e["step"], e["n"]) for e in evals] == [("base", 0, 2), ("grpo", 0, 2), ("grpo", 2, 2)]
     assert "held-out" in capsys.readouterr().out.lower()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [("repeat_discount=0,no_such_knob=1", r"unknown EnvSched options \['no_such_knob'\]"), ("repeat_discount", "is not key=value")],
+)
+def test_a_wrong_scheduler_option_stops_the_run_before_any_model_work(tmp_path, monkeypatch, options, message) -> None:
+    import training.train_grpo as train_grpo
+
+    monkeypatch.setattr(train_grpo, "resolve_base", lambda *a: pytest.fail("the model was resolved before the options were checked"))
+    with pytest.raises(SystemExit, match=rf"--scheduler-options '{options}': .*{message}"):
+        main(parse_config(["--output-dir", str(tmp_path / "run"), "--scheduler-options", options]))
+
+
+def test_scheduler_options_reach_the_scheduler() -> None:
+    from envsched_gym.rl.tasks import select_tasks
+    from training.train_grpo import build_scheduler
+
+    train = select_tasks("ToolWorld", "train", max_difficulty=1, limit=40)
+    config = parse_config(["--scheduler-options", "repeat_discount=0,transfer_weight=1"])
+    assert (build_scheduler(config, train).config.repeat_discount, build_scheduler(config, train).config.transfer_weight) == (0, 1)
+    with pytest.raises(SystemExit, match="unexpected keyword argument 'repeat_discount'"):
+        build_scheduler(parse_config(["--scheduler", "random", "--scheduler-options", "repeat_discount=0"]), train)
