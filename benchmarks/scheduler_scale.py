@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envsched_gym.curriculum import EnvSchedScheduler, build_features
+from envsched_gym.curriculum import EnvSchedScheduler, build_features, parse_options
 from envsched_gym.curriculum.graph import DualGraph
 from envsched_gym.curriculum.synthetic import synthetic_suite
 
@@ -42,6 +42,7 @@ class ScaleConfig:
         group: Rollouts per task.
         warmup: Untimed batches first (statistics exist before timing).
         batches: Timed batches.
+        options: EnvSched options as ``key=value,...`` (e.g. ``repeat_discount=0``), to time a variant.
     """
 
     sizes: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000)
@@ -49,6 +50,7 @@ class ScaleConfig:
     group: int = 8
     warmup: int = 10
     batches: int = 50
+    options: str = ""
 
 
 def measure(n: int, cfg: ScaleConfig) -> dict[str, float]:
@@ -64,7 +66,7 @@ def measure(n: int, cfg: ScaleConfig) -> dict[str, float]:
     graph = DualGraph.build(features)
     graphed = time.perf_counter() - started
     started = time.perf_counter()
-    scheduler = EnvSchedScheduler(suite, seed=0, features=features, graph=graph)
+    scheduler = EnvSchedScheduler(suite, seed=0, features=features, graph=graph, **parse_options(cfg.options))
     setup = time.perf_counter() - started
     rng = np.random.default_rng(0)
     times, fits = [], []
@@ -97,7 +99,7 @@ def main(cfg: ScaleConfig) -> list[dict[str, float]]:
     print(header)
     print("-" * len(header))
     for n in cfg.sizes:
-        out = subprocess.run([sys.executable, __file__, "--one", str(n)], capture_output=True, text=True, check=True)
+        out = subprocess.run([sys.executable, __file__, "--one", str(n), "--options", cfg.options], capture_output=True, text=True, check=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(row)
         build = row["features_s"] + row["graph_s"] + row["setup_s"]
@@ -114,8 +116,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(ScaleConfig.sizes))
     parser.add_argument("--one", type=int, help="measure one size and print JSON (used internally)")
+    parser.add_argument("--options", default="", help="EnvSched options key=value,..., e.g. repeat_discount=0")
     args = parser.parse_args()
-    config = ScaleConfig(sizes=tuple(args.sizes))
+    parse_options(args.options)  # a malformed option fails before the first size is built
+    config = ScaleConfig(sizes=tuple(args.sizes), options=args.options)
     if args.one:
         print(json.dumps(measure(args.one, config)))
     else:

@@ -336,15 +336,16 @@ class EnvSchedScheduler(BaseScheduler):
 
     def _spread(self, cand: np.ndarray, score: np.ndarray) -> Callable[[list[int]], np.ndarray]:
         """The candidates' scores as a function of the batch's picks so far (see :meth:`_greedy`)."""
-        unit_rows = self.features.units.matrix
+        unit_rows, power = self.features.units.matrix, self.config.transfer_weight
         rows, values = unit_rows[cand], self._unit_values()  # unit values do not change within a batch
-        rest = score - self._variance_term(cand, np.asarray(rows @ values).ravel() / 3.0)  # uncertainty, environment and tie-break terms
+        alone = self._variance_term(cand, np.ones(len(cand)))  # variance x progress: the part the batch does not change
+        rest = score - alone * (np.asarray(rows @ values).ravel() / 3.0) ** power  # uncertainty, environment and tie-break terms
 
         def rescore(picks: list[int]) -> np.ndarray:
             if not picks:
                 return score
             covered = np.asarray(unit_rows[picks].sum(axis=0)).ravel()
-            return rest + self._variance_term(cand, np.asarray(rows @ self._discount(values, covered)).ravel() / 3.0)
+            return rest + alone * (np.asarray(rows @ self._discount(values, covered)).ravel() / 3.0) ** power
 
         return rescore
 
