@@ -19,13 +19,15 @@ def parse_options(text: str) -> dict[str, int | float]:
     """Scheduler options written ``"key=value,key=value"`` (numbers; ``""``: none), e.g. ``repeat_discount=0,transfer_weight=1``.
 
     Raises:
-        ValueError: An item is not ``key=value`` or its value is not a number (the message names it).
+        ValueError: An item is not ``key=value``, its value is not a number, or a key comes twice (the message names it).
     """
     options: dict[str, int | float] = {}
     for item in filter(None, (x.strip() for x in text.split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"scheduler option {item!r} is not key=value; write e.g. repeat_discount=0,transfer_weight=1")
+        if key.strip() in options:
+            raise ValueError(f"scheduler option {key.strip()!r} is given twice; keep one value")
         try:
             options[key.strip()] = int(value) if value.strip().lstrip("-").isdigit() else float(value)
         except ValueError:

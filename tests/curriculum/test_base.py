@@ -85,3 +85,5 @@ def test_scheduler_options_parse_as_numbers_and_name_a_malformed_item() -> None:
         parse_options("transfer_weight")
     with pytest.raises(ValueError, match="'high' is not a number"):
         parse_options("repeat_discount=high")
+    with pytest.raises(ValueError, match="'repeat_discount' is given twice"):
+        parse_options("repeat_discount=0,repeat_discount=1")
