@@ -71,8 +71,10 @@ def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler_then_resu
     train = envsched_gym.suite("Toy", split="train")
     size = MicroSize(vocab_size=800, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128)
     model = build_micro_qwen3(list(gold_conversations(train)), tmp_path / "micro", size, sft_steps=30, seed=0)
+    # EnvSched's picks valued alone have groups with varied rewards on this seed and micro model (see _one_step_logs)
     config = TrainConfig(output_dir=str(tmp_path / "run"), model=str(model), families="Toy", max_difficulty=0, steps=2, tasks_per_step=4,
-                         num_generations=4, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=2, learning_rate=5e-3, temperature=1.2)  # fmt: skip
+                         num_generations=4, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=2, learning_rate=5e-3, temperature=1.2,
+                         scheduler_options="repeat_discount=0")  # fmt: skip
     run = main(config)
 
     rounds = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
@@ -88,12 +90,12 @@ def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler_then_resu
 
     state = torch.load(run / "scheduler_state.pt", weights_only=False)
     assert state["decisions"] == [r["tasks"] for r in rounds] and state["applied"] == 1
-    replay = make_scheduler("envsched", train, seed=0)
+    replay = make_scheduler("envsched", train, seed=0, repeat_discount=0)
     replay.next_batch(4)
     for task, rewards in zip(rounds[0]["tasks"], rounds[0]["group_rewards"], strict=True):
         replay.update(task, rewards)
     replay.next_batch(4)
-    restored = make_scheduler("envsched", train, seed=0)
+    restored = make_scheduler("envsched", train, seed=0, repeat_discount=0)
     restored.load_state_dict(state["scheduler"])
     ids = [n.task_id for n in train]
     for key in ("mean", "variance"):
