@@ -69,7 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import envsched_gym
 from benchmarks.learner_b import LearnerB
 from benchmarks.sim_report import Run, acceptance, family_table, summarise
-from envsched_gym.curriculum import execution_signature, make_scheduler, parse_options
+from envsched_gym.curriculum import execution_signature, make_scheduler, parse_variant
 from envsched_gym.curriculum.features import task_tools
 from envsched_gym.suite import Suite, TaskNode, parse_weights
 
@@ -205,17 +205,6 @@ def make_learner(kind: str, nodes: list[TaskNode], seed: int) -> Learner | Learn
     if kind == "B":
         return LearnerB(nodes, seed, _skills_of, _pattern)
     raise ValueError(f"unknown learner {kind!r}; use 'A' or 'B' (or --learner both to run each)")
-
-
-def parse_variant(text: str) -> tuple[str, dict[str, Any]]:
-    """``"LABEL:key=value,..."`` -> (label, EnvSched overrides); values are read as numbers."""
-    label, _, options = text.partition(":")
-    if not label or not options:
-        raise ValueError(f"variant {text!r} must read LABEL:key=value[,key=value...], e.g. no-transfer:transfer_weight=0")
-    try:
-        return label, parse_options(options)
-    except ValueError as exc:
-        raise ValueError(f"variant {text!r}: {exc}") from None
 
 
 def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, cfg: SimConfig, learner_kind: str = "A",

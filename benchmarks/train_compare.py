@@ -36,7 +36,7 @@ from transformers import HfArgumentParser
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from envsched_gym.curriculum import parse_options  # noqa: E402
+from envsched_gym.curriculum import parse_variant  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
 from envsched_gym.rl.summary import paired_gain, success_interval  # noqa: E402
 from envsched_gym.rl.tasks import select_tasks  # noqa: E402
@@ -95,14 +95,11 @@ def runs(config: CompareConfig) -> dict[str, tuple[str, str]]:
     """Every run of a seed: label -> (scheduler, its train_grpo.py --scheduler-options)."""
     rows = {name: (name, "") for name in config.schedulers.split(",")}
     for text in filter(None, (v.strip() for v in config.variants.split(";"))):
-        label, _, options = text.partition(":")
-        if not label or not options:
-            raise SystemExit(f"--variants item {text!r} must read LABEL:key=value[,key=value...], e.g. rd0:repeat_discount=0")
         try:
-            parse_options(options)  # a malformed option fails here, not after the first run
+            label, options = parse_variant(text)  # a malformed option fails here, not after the first run
         except ValueError as exc:
-            raise SystemExit(f"--variants item {text!r}: {exc}") from None
-        rows[f"envsched-{label}"] = ("envsched", options)
+            raise SystemExit(f"--variants: {exc}") from None
+        rows[f"envsched-{label}"] = ("envsched", ",".join(f"{k}={v}" for k, v in options.items()))
     return rows
 
 

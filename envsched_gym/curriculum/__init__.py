@@ -14,12 +14,12 @@ from envsched_gym.curriculum.graph import DualGraph
 from envsched_gym.curriculum.mixture import Mixture, MixtureConfig
 from envsched_gym.curriculum.predictor import PredictorConfig, VariancePredictor
 from envsched_gym.curriculum.progress import LearningProgress
-from envsched_gym.curriculum.registry import SCHEDULERS, make_scheduler, parse_options
+from envsched_gym.curriculum.registry import SCHEDULERS, make_scheduler, parse_options, parse_variant
 from envsched_gym.curriculum.regression import DeclarationModel
 from envsched_gym.curriculum.wrapper import EnvSchedCurriculum
 
 __all__ = [
     "SCHEDULERS", "BaseScheduler", "DAPOScheduler", "DUMPScheduler", "DeclarationModel", "DualGraph", "EnvSchedConfig", "EnvSchedCurriculum",
     "EnvSchedScheduler", "LearningProgress", "Mixture", "MixtureConfig", "MoPPSScheduler", "NodeFeatures", "PLRScheduler", "PredictorConfig", "RandomScheduler", "Scheduler",
-    "VariancePredictor", "build_features", "execution_signature", "group_variance", "make_scheduler", "parse_options",
+    "VariancePredictor", "build_features", "execution_signature", "group_variance", "make_scheduler", "parse_options", "parse_variant",
 ]  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import inspect
 from typing import Any
 
 from envsched_gym.curriculum.base import BaseScheduler
@@ -35,6 +36,21 @@ def parse_options(text: str) -> dict[str, int | float]:
     return options
 
 
+def parse_variant(text: str) -> tuple[str, dict[str, int | float]]:
+    """A labelled set of scheduler options, ``"LABEL:key=value,..."`` -> ``(LABEL, options)`` (benchmark rows and runs).
+
+    Raises:
+        ValueError: No label or no options, or an option :func:`parse_options` refuses (the message quotes the variant).
+    """
+    label, _, options = text.partition(":")
+    if not label.strip() or not options.strip():
+        raise ValueError(f"variant {text!r} must read LABEL:key=value[,key=value...], e.g. no-transfer:transfer_weight=0")
+    try:
+        return label.strip(), parse_options(options)
+    except ValueError as exc:
+        raise ValueError(f"variant {text!r}: {exc}") from None
+
+
 def make_scheduler(name: str, suite: Suite, seed: int = 0, **kwargs: Any) -> BaseScheduler:
     """Build the scheduler ``name`` over ``suite``.
 
@@ -51,4 +67,10 @@ def make_scheduler(name: str, suite: Suite, seed: int = 0, **kwargs: Any) -> Bas
         close = difflib.get_close_matches(name.lower(), list(SCHEDULERS), n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         raise KeyError(f"unknown scheduler '{name}'.{hint} Known: {sorted(SCHEDULERS)}")
+    params = inspect.signature(cls.__init__).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):  # EnvSched checks its own (config fields)
+        known = sorted(set(params) - {"self", "suite", "seed"})
+        unknown = sorted(set(kwargs) - set(known))
+        if unknown:
+            raise TypeError(f"unknown {cls.name} options {unknown}; known: {known}")
     return cls(suite, seed=seed, **kwargs)

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from envsched_gym.curriculum import SCHEDULERS, DAPOScheduler, make_scheduler, parse_options
+from envsched_gym.curriculum import SCHEDULERS, DAPOScheduler, make_scheduler, parse_options, parse_variant
 from envsched_gym.curriculum.synthetic import synthetic_suite
 from envsched_gym.suite import Suite
 from tests.curriculum.driving import drive
@@ -87,3 +87,18 @@ def test_scheduler_options_parse_as_numbers_and_name_a_malformed_item() -> None:
         parse_options("repeat_discount=high")
     with pytest.raises(ValueError, match="'repeat_discount' is given twice"):
         parse_options("repeat_discount=0,repeat_discount=1")
+
+
+def test_a_baselines_unknown_option_names_the_ones_it_has() -> None:
+    suite = synthetic_suite(40, seed=0)
+    assert make_scheduler("plr", suite, replay_prob=0.2).replay_prob == 0.2
+    with pytest.raises(TypeError, match=r"unknown plr options \['repeat_discount'\]; known: \['beta', 'mixture', 'replay_prob', 'staleness_mix', 'weights'\]"):
+        make_scheduler("plr", suite, repeat_discount=0)
+
+
+def test_a_variant_is_a_label_and_its_options() -> None:
+    assert parse_variant("rd0: repeat_discount=0,transfer_weight=0.5") == ("rd0", {"repeat_discount": 0, "transfer_weight": 0.5})
+    with pytest.raises(ValueError, match="must read LABEL:key=value"):
+        parse_variant("repeat_discount=0")
+    with pytest.raises(ValueError, match=r"variant 'x:a=b': scheduler option 'a=b': 'b' is not a number"):
+        parse_variant("x:a=b")
