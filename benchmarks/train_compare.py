@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,7 +41,7 @@ from envsched_gym.curriculum import parse_variant  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
 from envsched_gym.rl.summary import paired_gain, success_interval  # noqa: E402
 from envsched_gym.rl.tasks import select_tasks  # noqa: E402
-from training.train_grpo import parse_config, resolve_base, warm_started  # noqa: E402
+from training.train_grpo import TrainConfig, parse_config, resolve_base, warm_started  # noqa: E402
 
 T = TypeVar("T")
 
@@ -59,6 +60,8 @@ class CompareConfig:
     num_generations: int = field(default=4, metadata={"help": "Rollouts per task (G)."})
     eval_tasks: int = field(default=100, metadata={"help": "Held-out tasks evaluated greedily at steps 0, T and 3T (T = steps // 3)."})
     eval_2t: bool = field(default=False, metadata={"help": "Also evaluate at 2T (one more 100-task evaluation per run)."})
+    train_args: str = field(default="", metadata={"help": "More train_grpo.py flags for every run and the starting policy, e.g. '--learning-rate 1e-4 --warm-start-steps 6' "
+                                                          "(not the ones this script sets: use its own options)."})  # fmt: skip
 
 
 def starting_policy(config: CompareConfig, seed: int, out: Path) -> Path:
@@ -77,7 +80,7 @@ def in_child(fn: Callable[..., T], *args: Any) -> T:
 
 
 def _build_start(config: CompareConfig, seed: int, out: Path) -> Path:
-    preset = parse_config(["--preset", config.preset, "--seed", str(seed)])
+    preset = parse_config(["--preset", config.preset, "--seed", str(seed), *extra_args(config)])
     train = select_tasks(preset.families, preset.train_split, preset.max_difficulty, preset.max_tasks, seed)
     start = out / f"start-seed{seed}"
     start.mkdir(parents=True, exist_ok=True)
@@ -103,15 +106,44 @@ def runs(config: CompareConfig) -> dict[str, tuple[str, str]]:
     return rows
 
 
+def extra_args(config: CompareConfig) -> list[str]:
+    """``--train-args`` as a list, checked once: a flag this script sets itself, or one train_grpo.py lacks, stops the comparison.
+
+    ``--warm-start-*`` flags shape the starting policy; the runs themselves start from it with no warm start of their own.
+    """
+    extra = shlex.split(config.train_args)
+    names = [a[2:].split("=", 1)[0].replace("_", "-") for a in extra if a.startswith("--")]
+    unknown = [f"--{n}" for n in names if n.replace("-", "_") not in {f.name for f in fields(TrainConfig)} | {"import"}]
+    if unknown:  # exact names only: argparse would take a prefix such as --see for --seed
+        raise SystemExit(f"--train-args {config.train_args!r}: train_grpo.py has no flag {', '.join(unknown)}; see python training/train_grpo.py --help")
+    taken = [f"--{n}" for n in names if n in set(_RUN_FLAGS) - {"warm-start-steps"}]
+    if taken:
+        raise SystemExit(f"--train-args {config.train_args!r}: {', '.join(taken)} is set by this script; use its own option (--help) instead")
+    try:
+        parse_config(["--preset", config.preset, *extra])
+    except ValueError as exc:  # HfArgumentParser: flags it does not know
+        raise SystemExit(f"--train-args {config.train_args!r}: not valid train_grpo.py flags: {exc}") from None
+    except SystemExit as exc:  # argparse has printed which value is wrong
+        raise SystemExit(f"--train-args {config.train_args!r}: not valid train_grpo.py flags (see the message above)") from exc
+    return extra
+
+
+_RUN_FLAGS = ("preset", "output-dir", "model", "scheduler", "steps", "tasks-per-step", "num-generations", "eval-steps", "eval-tasks",
+              "save-steps", "seed", "warm-start-steps", "eval-base", "scheduler-options")  # fmt: skip
+"""The train_grpo.py flags :func:`train_command` sets for every run."""
+
+
 def train_command(config: CompareConfig, scheduler: str, seed: int, model: Path, run: Path, first: bool = True, options: str = "") -> list[str]:
-    """The train_grpo.py command line of one run."""
+    """The train_grpo.py command line of one run: ``--train-args`` first, then the comparison's own flags."""
     args = {
         "preset": config.preset, "output-dir": run, "model": model, "scheduler": scheduler, "steps": config.steps,
         "tasks-per-step": config.tasks_per_step, "num-generations": config.num_generations, "eval-steps": ",".join(map(str, eval_steps(config, first))),
         "eval-tasks": config.eval_tasks, "save-steps": config.steps, "seed": seed, "warm-start-steps": 0, "eval-base": False,
         **({"scheduler-options": options} if options else {}),
     }  # fmt: skip
-    return [sys.executable, str(REPO / "training" / "train_grpo.py")] + [x for k, v in args.items() for x in (f"--{k}", str(v))]
+    assert set(args) <= set(_RUN_FLAGS), "keep _RUN_FLAGS in step with train_command"
+    own = [x for k, v in args.items() for x in (f"--{k}", str(v))]
+    return [sys.executable, str(REPO / "training" / "train_grpo.py"), *extra_args(config), *own]
 
 
 def run_all(config: CompareConfig, out: Path) -> None:
@@ -236,7 +268,8 @@ def main(config: CompareConfig) -> dict[str, Any]:
     """Build the starting policies, train every run, report."""
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    runs(config)  # malformed --variants fail before the first warm start
+    runs(config)  # malformed --variants or --train-args fail before the first warm start
+    extra_args(config)
     run_all(config, out)
     return report(config, collect(config, out), out)
 

@@ -55,10 +55,12 @@ def warm_start(base: str | Path, conversations: list[Conversation], out: str | P
     """LoRA-SFT ``base`` on ``conversations``, merge, and save to ``out`` (reused when already there).
 
     Raises:
-        ValueError: No conversations to train on.
+        ValueError: No conversations to train on, or ``out`` holds a warm start made with other
+            settings (steps, learning rate, batch size or rank).
     """
     out = Path(out)
     if (out / WARM_START_FILE).exists():
+        _check_reuse(out, settings)
         return out
     if not conversations:
         raise ValueError("no gold conversations for the warm start; choose training families whose tasks have gold solutions")
@@ -83,3 +85,13 @@ def warm_start(base: str | Path, conversations: list[Conversation], out: str | P
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)
     return out
+
+
+def _check_reuse(out: Path, settings: WarmStart) -> None:
+    """Reusing ``out`` is only right when it was trained with ``settings``: a changed flag must not be ignored."""
+    record = json.loads((out / WARM_START_FILE).read_text())
+    wanted = {"steps": settings.steps, "lr": settings.lr, "batch_size": settings.batch_size, "lora_r": settings.lora_r}
+    changed = {k: (record.get(k), v) for k, v in wanted.items() if record.get(k) != v}
+    if changed:
+        described = ", ".join(f"{k} {old} there, {new} asked" for k, (old, new) in changed.items())
+        raise ValueError(f"{out} holds a warm start made with other settings ({described}); delete that folder or choose another output directory")

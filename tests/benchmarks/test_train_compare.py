@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.train_compare import CompareConfig, _targets, collect, in_child, runs, start_evaluation, starting_policy, train_command
+from benchmarks.train_compare import CompareConfig, _targets, collect, extra_args, in_child, runs, start_evaluation, starting_policy, train_command
+from training.train_grpo import parse_config
 
 
 def _result(heldout: dict[int, list[float]], ratio: float) -> dict:
@@ -25,6 +26,27 @@ def test_every_run_starts_from_the_seeds_shared_policy_at_equal_rollouts():
     assert later["--eval-steps"] == "4,12"  # step 0 is the seed's shared policy: evaluated once
     with_2t = train_command(CompareConfig(steps=12, eval_2t=True), "plr", 1, Path("/m"), Path("/r"))
     assert with_2t[with_2t.index("--eval-steps") + 1] == "0,4,8,12"
+
+
+def test_train_args_reach_every_run_and_the_starting_policy_but_not_the_runs_warm_start():
+    config = CompareConfig(steps=12, train_args="--learning-rate 1e-4 --beta 0.04 --warm-start-steps 6")
+    run = parse_config(train_command(config, "random", 2, Path("/m"), Path("/out/seed2/random"))[2:])
+    assert (run.learning_rate, run.beta, run.warm_start_steps, run.seed, run.steps) == (1e-4, 0.04, 0, 2, 12)
+    start = parse_config(["--preset", config.preset, *extra_args(config)])
+    assert start.warm_start_steps == 6 and start.learning_rate == 1e-4
+
+
+@pytest.mark.parametrize("flag", ["--seed 3", "--steps=20", "--scheduler_options repeat_discount=0", "--eval-tasks 10"])
+def test_train_args_may_not_set_what_the_comparison_sets(flag):
+    with pytest.raises(SystemExit, match=r"is set by this script; use its own option"):
+        extra_args(CompareConfig(train_args=flag))
+
+
+@pytest.mark.parametrize(("flag", "message"), [("--learning-rte 1e-4", "has no flag --learning-rte"), ("--see 3", "has no flag --see"),
+                                               ("--learning-rate fast", "not valid train_grpo.py flags")])  # fmt: skip
+def test_train_args_unknown_to_train_grpo_stop_the_comparison(flag, message):
+    with pytest.raises(SystemExit, match=message):
+        extra_args(CompareConfig(train_args=flag))
 
 
 def _run(path: Path, evals: dict[int, list[float]]) -> None:

@@ -31,6 +31,12 @@ def test_an_existing_warm_start_is_reused(micro_dir, toy_suite, tmp_path):
     assert (out / WARM_START_FILE).stat().st_mtime_ns == stamp
 
 
+def test_a_warm_start_made_with_other_settings_is_not_reused(micro_dir, toy_suite, tmp_path):
+    warm_start(micro_dir, list(gold_conversations(toy_suite)), tmp_path / "ws", WarmStart(steps=1, bf16=False))
+    with pytest.raises(ValueError, match=r"steps 1 there, 6 asked.*delete that folder"):
+        warm_start(micro_dir, [], tmp_path / "ws", WarmStart(steps=6))
+
+
 def test_gradient_checkpointing_recomputes_the_layers_and_learns_the_same(micro_dir, toy_suite, tmp_path, monkeypatch):
     """Checkpointing runs each decoder layer again in backward; the losses are the same numbers."""
     from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP
