@@ -199,7 +199,10 @@ def warm_started(config: TrainConfig, base: str, train: Suite, run: Path) -> str
         return base
     settings = WarmStart(steps=config.warm_start_steps, lr=config.warm_start_lr, batch_size=config.warm_start_batch, bf16=config.bf16,
                          gradient_checkpointing=config.gradient_checkpointing)  # fmt: skip
-    policy = str(warm_start(base, list(gold_conversations(train)), run / "warm-start", settings, seed=config.seed).resolve())
+    try:
+        policy = str(warm_start(base, list(gold_conversations(train)), run / "warm-start", settings, seed=config.seed).resolve())
+    except ValueError as exc:  # no gold conversations, or a warm start on disk made with other settings
+        raise SystemExit(f"warm start: {exc}") from None
     gc.collect()
     return policy
 

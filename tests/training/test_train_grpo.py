@@ -229,3 +229,16 @@ def test_scheduler_options_reach_the_scheduler() -> None:
     assert (build_scheduler(config, train).config.repeat_discount, build_scheduler(config, train).config.transfer_weight) == (0, 1)
     with pytest.raises(SystemExit, match=r"unknown random options \['repeat_discount'\]; known: \['mixture', 'weights'\]"):
         build_scheduler(parse_config(["--scheduler", "random", "--scheduler-options", "repeat_discount=0"]), train)
+
+
+def test_a_warm_start_on_disk_made_with_other_settings_stops_the_run(tmp_path) -> None:
+    from envsched_gym.rl.tasks import select_tasks
+    from envsched_gym.rl.warm_start import WARM_START_FILE
+    from training.train_grpo import warm_started
+
+    run = tmp_path / "run"
+    (run / "warm-start").mkdir(parents=True)
+    (run / "warm-start" / WARM_START_FILE).write_text(json.dumps({"steps": 16, "lr": 1e-3, "batch_size": 4, "lora_r": 16}))
+    config = parse_config(["--preset", "smol-cpu", "--warm-start-steps", "10", "--output-dir", str(run)])
+    with pytest.raises(SystemExit, match=r"warm start: .*warm-start holds a warm start made with other settings \(steps 16 there, 10 asked\)"):
+        warm_started(config, "unused-base", select_tasks("ToolWorld", "train", max_difficulty=1, limit=8), run)
