@@ -56,11 +56,11 @@ def warm_start(base: str | Path, conversations: list[Conversation], out: str | P
 
     Raises:
         ValueError: No conversations to train on, or ``out`` holds a warm start made with other
-            settings (steps, learning rate, batch size or rank).
+            settings (base model, seed, steps, learning rate, batch size or rank).
     """
     out = Path(out)
     if (out / WARM_START_FILE).exists():
-        _check_reuse(out, settings)
+        _check_reuse(out, settings, str(base), seed)
         return out
     if not conversations:
         raise ValueError("no gold conversations for the warm start; choose training families whose tasks have gold solutions")
@@ -79,7 +79,7 @@ def warm_start(base: str | Path, conversations: list[Conversation], out: str | P
     tokenizer.save_pretrained(partial)
     if (Path(base) / SOURCE_FILE).exists():
         shutil.copy(Path(base) / SOURCE_FILE, partial / SOURCE_FILE)
-    record = {"base_model": base_model_name(base), "from": str(base), "steps": settings.steps, "lr": settings.lr,
+    record = {"base_model": base_model_name(base), "from": str(base), "seed": seed, "steps": settings.steps, "lr": settings.lr,
               "batch_size": settings.batch_size, "lora_r": settings.lora_r, "bf16": bf16, "gradient_checkpointing": settings.gradient_checkpointing, "conversations": len(conversations), "losses": losses}  # fmt: skip
     (partial / WARM_START_FILE).write_text(json.dumps(record, indent=2))
     shutil.rmtree(out, ignore_errors=True)
@@ -87,10 +87,14 @@ def warm_start(base: str | Path, conversations: list[Conversation], out: str | P
     return out
 
 
-def _check_reuse(out: Path, settings: WarmStart) -> None:
-    """Reusing ``out`` is only right when it was trained with ``settings``: a changed flag must not be ignored."""
+def _check_reuse(out: Path, settings: WarmStart, base: str, seed: int) -> None:
+    """Reusing ``out`` is only right when it was trained from ``base`` with ``settings``: a changed flag must not be ignored.
+
+    The seed is compared where the record has one (folders written before it was recorded lack it)."""
     record = json.loads((out / WARM_START_FILE).read_text())
-    wanted = {"steps": settings.steps, "lr": settings.lr, "batch_size": settings.batch_size, "lora_r": settings.lora_r}
+    wanted = {"from": base, "steps": settings.steps, "lr": settings.lr, "batch_size": settings.batch_size, "lora_r": settings.lora_r}
+    if "seed" in record:
+        wanted["seed"] = seed
     changed = {k: (record.get(k), v) for k, v in wanted.items() if record.get(k) != v}
     if changed:
         described = ", ".join(f"{k} {old} there, {new} asked" for k, (old, new) in changed.items())

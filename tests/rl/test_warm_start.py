@@ -35,6 +35,10 @@ def test_a_warm_start_made_with_other_settings_is_not_reused(micro_dir, toy_suit
     warm_start(micro_dir, list(gold_conversations(toy_suite)), tmp_path / "ws", WarmStart(steps=1, bf16=False))
     with pytest.raises(ValueError, match=r"steps 1 there, 6 asked.*delete that folder"):
         warm_start(micro_dir, [], tmp_path / "ws", WarmStart(steps=6))
+    with pytest.raises(ValueError, match=r"seed 0 there, 1 asked"):
+        warm_start(micro_dir, [], tmp_path / "ws", WarmStart(steps=1), seed=1)
+    with pytest.raises(ValueError, match=r"from .* there, other-model asked"):
+        warm_start("other-model", [], tmp_path / "ws", WarmStart(steps=1))
 
 
 def test_gradient_checkpointing_recomputes_the_layers_and_learns_the_same(micro_dir, toy_suite, tmp_path, monkeypatch):

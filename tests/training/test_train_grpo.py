@@ -238,7 +238,7 @@ def test_a_warm_start_on_disk_made_with_other_settings_stops_the_run(tmp_path) -
 
     run = tmp_path / "run"
     (run / "warm-start").mkdir(parents=True)
-    (run / "warm-start" / WARM_START_FILE).write_text(json.dumps({"steps": 16, "lr": 1e-3, "batch_size": 4, "lora_r": 16}))
+    (run / "warm-start" / WARM_START_FILE).write_text(json.dumps({"from": "base", "steps": 16, "lr": 1e-3, "batch_size": 4, "lora_r": 16}))
     config = parse_config(["--preset", "smol-cpu", "--warm-start-steps", "10", "--output-dir", str(run)])
     with pytest.raises(SystemExit, match=r"warm start: .*warm-start holds a warm start made with other settings \(steps 16 there, 10 asked\)"):
-        warm_started(config, "unused-base", select_tasks("ToolWorld", "train", max_difficulty=1, limit=8), run)
+        warm_started(config, "base", select_tasks("ToolWorld", "train", max_difficulty=1, limit=8), run)
