@@ -33,8 +33,10 @@ ratio (fraction of groups with non-zero reward variance); calibration (Spearman 
 scheduler's predicted variance, taken just before the rollouts, with the realised group
 variance), overall and on groups of never-seen tasks; ``ceiling``: the never-seen calibration
 of a predictor that knows every latent skill but not the hidden per-task difficulty (the best a
-declaration-based prediction can do here). The ``oracle`` row is a reference, not a
-scheduler: it picks the tasks of highest true ``p (1 - p)``.
+declaration-based prediction can do here). ``probe`` and ``p-ceil``: the same two on a uniform
+sample of never-seen train tasks drawn at every step (:func:`probe`), which the scheduler did
+not choose, so the selection does not shorten the range of its predictions. The ``oracle`` row
+is a reference, not a scheduler: it picks the tasks of highest true ``p (1 - p)``.
 
 A second table gives each family's share of the groups against the curriculum's target mix
 (``envsched_gym.curriculum.mixture``: the pool share with a 5 % floor and an 80 % cap, or
@@ -75,6 +77,8 @@ from envsched_gym.suite import Suite, TaskNode, parse_weights
 
 FAMILIES = ("ToolWorld", "BFCL", "Tau", "ACE")
 ORDER = ("envsched", "random", "dapo", "mopps", "plr", "dump", "oracle")
+PROBE = 128
+"""Never-seen train tasks drawn at every step for the unselected calibration (:func:`probe`)."""
 
 
 @dataclass
@@ -217,6 +221,7 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
     learner = make_learner(learner_kind, nodes, seed)
     held = np.arange(len(train), len(nodes))
     rng = np.random.default_rng([seed, 11])
+    probe_rng = np.random.default_rng([seed, 13])  # its own stream: probing leaves the run's rewards unchanged
     started = time.perf_counter()
     scheduler = OracleScheduler(train, learner) if name == "oracle" else make_scheduler(name, train, seed=seed, **(overrides or {}))
     position = {t: i for i, t in enumerate(n.task_id for n in train.nodes)}
@@ -225,6 +230,7 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
     while spent < budget:
         batch = scheduler.next_batch(cfg.batch)[: (budget - spent) // cfg.group]
         predicted = scheduler.predict(batch)["variance"]
+        probe(run, scheduler, learner, train, seen, probe_rng, cfg.group)
         idx = np.array([position[t] for t in batch])
         run.ceiling.extend(learner.expected_variance(idx).tolist())
         rewards = (rng.random((len(batch), cfg.group)) < learner.success(idx)[:, None]).astype(float)
@@ -248,6 +254,27 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
         run.curve.extend([score] * (spent // step_cost - before // step_cost))
     run.seconds = time.perf_counter() - started
     return run
+
+
+def probe(run: Run, scheduler: Any, learner: Learner | LearnerB, train: Suite, seen: set[str], rng: np.random.Generator, group: int) -> None:
+    """Calibration on never-seen tasks that the scheduler did not choose: ``PROBE`` random never-seen train tasks.
+
+    The ``calib-new`` column correlates predictions with realised variances on the groups the
+    scheduler rolled, which it picked *for* their predicted variance: the range of its
+    predictions there is cut short, which lowers its correlation but not the ceiling's (picked on
+    nothing). The probe takes a uniform sample of the tasks not yet rolled, asks the scheduler's
+    predicted variance (after its own ``predict`` of the batch, so no extra refit moves its
+    state), and draws ``group`` rollouts each from the learner with ``rng``: nothing of it
+    reaches the scheduler or the learner.
+    """
+    fresh = [i for i, node in enumerate(train.nodes) if node.task_id not in seen]
+    if not fresh:
+        return
+    idx = np.sort(rng.choice(fresh, size=min(PROBE, len(fresh)), replace=False))
+    rewards = rng.random((len(idx), group)) < learner.success(idx)[:, None]
+    run.probe_predicted.extend(scheduler.predict([train.nodes[i].task_id for i in idx])["variance"])
+    run.probe_realised.extend(rewards.astype(float).var(axis=1).tolist())
+    run.probe_ceiling.extend(learner.expected_variance(idx).tolist())
 
 
 def load_pool(families: tuple[str, ...]) -> tuple[Suite, list[TaskNode], list[str]]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from benchmarks import scheduler_sim
 from benchmarks.learner_b import LearnerB
 from benchmarks.scheduler_sim import ORDER, Learner, SimConfig, _pattern, _skills_of, parse_variant, run_all, simulate
-from benchmarks.sim_report import acceptance, summarise
+from benchmarks.sim_report import Run, acceptance, summarise
 from envsched_gym.curriculum.synthetic import synthetic_suite
 from envsched_gym.suite import Suite
 
@@ -94,7 +95,22 @@ def test_every_scheduler_spends_the_same_budget(pool, learner: str) -> None:
         assert len(run.predicted) == len(run.realised) == run.groups
     lines = summarise(runs, cfg.steps, cfg.batch * cfg.group)
     assert len(lines) == 2 + len(runs) and lines[2].startswith("envsched")
-    assert len(acceptance(runs, train, cfg.steps)) == 5
+    assert len(acceptance(runs, train, cfg.steps)) == 6
+
+
+def test_the_probe_reads_never_seen_tasks_and_leaves_the_run_unchanged(pool, monkeypatch) -> None:
+    """The uniform never-seen probe gets one (prediction, realised, ceiling) triple per probed task, and a run with it
+    follows the same curve, picks and predictions as one without it (its predictions do not refit the scheduler)."""
+    train, held = pool
+    cfg = SimConfig(seeds=1, steps=3, batch=8, group=4)
+    probed, size = simulate("envsched", train, held, 0, cfg, "B"), scheduler_sim.PROBE
+    monkeypatch.setattr(scheduler_sim, "PROBE", 0)
+    plain = simulate("envsched", train, held, 0, cfg, "B")
+    assert probed.curve == plain.curve and probed.predicted == plain.predicted and probed.realised == plain.realised
+    assert not plain.probe_predicted
+    steps = 3 * cfg.steps  # 72 groups of 222 train tasks: at least 150 never-seen ones at every step
+    assert len(probed.probe_predicted) == len(probed.probe_realised) == len(probed.probe_ceiling) == steps * size
+    assert set(probed.probe_realised) <= {0.0, 0.1875, 0.25}  # variances of 4 Bernoulli rewards
 
 
 def test_learners_differ_and_bad_options_say_the_fix(pool) -> None:
@@ -107,3 +123,21 @@ def test_learners_differ_and_bad_options_say_the_fix(pool) -> None:
     with pytest.raises(ValueError, match="LABEL:key=value"):
         parse_variant("transfer_weight=0")
     assert parse_variant("x:transfer_weight=0.5,candidates_per_slot=8") == ("x", {"transfer_weight": 0.5, "candidates_per_slot": 8})
+
+
+def test_the_probe_draws_only_tasks_never_rolled(pool) -> None:
+    train, held = pool
+    learner = Learner(list(train.nodes) + held, seed=0)
+    fresh = {n.task_id for n in train.nodes[:5]}
+    asked: list[str] = []
+
+    class Spy:
+        def predict(self, task_ids: list[str]) -> dict[str, np.ndarray]:
+            asked.extend(task_ids)
+            return {"variance": np.full(len(task_ids), 0.1)}
+
+    run = Run()
+    scheduler_sim.probe(run, Spy(), learner, train, {n.task_id for n in train.nodes[5:]}, np.random.default_rng(0), 4)
+    assert sorted(asked) == sorted(fresh) and len(run.probe_realised) == len(run.probe_ceiling) == 5
+    scheduler_sim.probe(run, Spy(), learner, train, {n.task_id for n in train.nodes}, np.random.default_rng(0), 4)
+    assert len(asked) == 5  # nothing left to probe: no prediction asked
