@@ -256,7 +256,9 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
     return run
 
 
-def probe(run: Run, scheduler: Any, learner: Learner | LearnerB, train: Suite, seen: set[str], rng: np.random.Generator, group: int) -> None:
+def probe(
+    run: Run, scheduler: Any, learner: Learner | LearnerB, train: Suite, seen: set[str], rng: np.random.Generator, group: int
+) -> None:
     """Calibration on never-seen tasks that the scheduler did not choose: ``PROBE`` random never-seen train tasks.
 
     The ``calib-new`` column correlates predictions with realised variances on the groups the

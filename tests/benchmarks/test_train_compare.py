@@ -8,7 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.train_compare import CompareConfig, _targets, collect, extra_args, in_child, runs, start_evaluation, starting_policy, train_command
+from benchmarks.train_compare import (
+    CompareConfig,
+    _targets,
+    collect,
+    extra_args,
+    in_child,
+    runs,
+    start_evaluation,
+    starting_policy,
+    train_command,
+)
 from training.train_grpo import parse_config
 
 
