@@ -35,8 +35,11 @@ variance), overall and on groups of never-seen tasks; ``ceiling``: the never-see
 of a predictor that knows every latent skill but not the hidden per-task difficulty (the best a
 declaration-based prediction can do here). ``probe`` and ``p-ceil``: the same two on a uniform
 sample of never-seen train tasks drawn at every step (:func:`probe`), which the scheduler did
-not choose, so the selection does not shorten the range of its predictions. The ``oracle`` row
-is a reference, not a scheduler: it picks the tasks of highest true ``p (1 - p)``.
+not choose, so the selection does not shorten the range of its predictions. The last rows are
+references, not schedulers (:mod:`benchmarks.sim_reference`): ``oracle`` picks the tasks of
+highest true ``p (1 - p)``; ``truth-all``, ``truth-new`` and ``decl-new`` run EnvSched told the
+true variance of every task, the true variance of never-rolled tasks, and the declaration
+ceiling of never-rolled tasks.
 
 A second table gives each family's share of the groups against the curriculum's target mix
 (``envsched_gym.curriculum.mixture``: the pool share with a 5 % floor and an 80 % cap, or
@@ -70,13 +73,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import envsched_gym
 from benchmarks.learner_b import LearnerB
+from benchmarks.sim_reference import TOLD, OracleScheduler, told_envsched
 from benchmarks.sim_report import Run, acceptance, family_table, summarise
 from envsched_gym.curriculum import execution_signature, make_scheduler, parse_variant
 from envsched_gym.curriculum.features import task_tools
 from envsched_gym.suite import Suite, TaskNode, parse_weights
 
 FAMILIES = ("ToolWorld", "BFCL", "Tau", "ACE")
-ORDER = ("envsched", "random", "dapo", "mopps", "plr", "dump", "oracle")
+ORDER = ("envsched", "random", "dapo", "mopps", "plr", "dump", "oracle", *TOLD)
 PROBE = 128
 """Never-seen train tasks drawn at every step for the unselected calibration (:func:`probe`)."""
 
@@ -174,34 +178,6 @@ def _pattern(node: TaskNode) -> str:
     return "/".join(categories[:3]) + ("/multi-turn" if len(node.task.user_turns) > 1 else "/single-turn")
 
 
-class OracleScheduler:
-    """Reference only (not a real scheduler): the B tasks of highest true ``p (1 - p)``."""
-
-    name = "oracle"
-
-    def __init__(self, train: Suite, learner: Learner | LearnerB) -> None:
-        self.task_ids = [n.task_id for n in train.nodes]
-        self.learner = learner
-        self.position = {t: i for i, t in enumerate(self.task_ids)}
-
-    def next_batch(self, batch_size: int) -> list[str]:
-        """Top ``batch_size`` by true variance."""
-        p = self.learner.success(np.arange(len(self.task_ids)))
-        return [self.task_ids[i] for i in np.argsort(-(p * (1 - p)), kind="stable")[:batch_size]]
-
-    def predict(self, task_ids: list[str]) -> dict[str, np.ndarray]:
-        """The true ``p (1 - p)``."""
-        p = self.learner.success(np.array([self.position[t] for t in task_ids]))
-        return {"variance": p * (1 - p)}
-
-    def update(self, task_id: str, rewards: np.ndarray) -> None:
-        """Nothing to learn."""
-
-    def keep(self, task_id: str, rewards: np.ndarray) -> bool:
-        """Every group trains."""
-        return True
-
-
 def make_learner(kind: str, nodes: list[TaskNode], seed: int) -> Learner | LearnerB:
     """Learner ``kind`` (``"A"`` or ``"B"``) over ``nodes``."""
     if kind == "A":
@@ -223,7 +199,12 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
     rng = np.random.default_rng([seed, 11])
     probe_rng = np.random.default_rng([seed, 13])  # its own stream: probing leaves the run's rewards unchanged
     started = time.perf_counter()
-    scheduler = OracleScheduler(train, learner) if name == "oracle" else make_scheduler(name, train, seed=seed, **(overrides or {}))
+    if name == "oracle":
+        scheduler: Any = OracleScheduler(train, learner)
+    elif name in TOLD:
+        scheduler = told_envsched(name, train, learner, seed, cfg.group, **(overrides or {}))
+    else:
+        scheduler = make_scheduler(name, train, seed=seed, **(overrides or {}))
     position = {t: i for i, t in enumerate(n.task_id for n in train.nodes)}
     step_cost, budget = cfg.batch * cfg.group, 3 * cfg.steps * cfg.batch * cfg.group
     run, seen, spent = Run(curve=[float(learner.success(held).mean())]), set(), 0

@@ -55,6 +55,21 @@ def test_declaration_model_predicts_never_seen_tasks_from_shared_units() -> None
     assert variance.max() < 0.25
 
 
+def test_declaration_model_predicts_the_current_policy_not_the_decayed_average() -> None:
+    """Success rises from 1 in 8 to 7 in 8 over 30 steps: a never-seen task is predicted near
+    the latest rate (the drift column), not the rate of an older policy."""
+    suite = _suite()
+    model = DeclarationModel(build_features(suite.nodes), half_life=30.0)
+    rng = np.random.default_rng(0)
+    for step in range(30):
+        for i in rng.choice(20, size=8, replace=False):
+            model.observe(i, 8, 1.0 + 6.0 * step / 29, step)
+        model.fit(step)
+    mean, _ = model.predict(np.array([22]))
+    assert model.beta[-1] > 0
+    assert mean[0] > 0.7  # without the drift column: 0.10 (the visits column takes the rise, and a never-seen task has no visits)
+
+
 def test_progress_factor_marks_tasks_whose_rewards_do_not_move() -> None:
     progress = LearningProgress(20)
     for visit in range(10):
@@ -92,7 +107,9 @@ def test_every_v2_term_is_a_config_switch(small_suite: Suite, option: str) -> No
         batch = on.next_batch(16)
         off.next_batch(16)
         for t in batch:
-            rewards = (rng.random(8) < p[on.positions([t])[0]]).astype(float)
+            node = on.positions([t])[0]
+            rewards = (rng.random(8) < p[node]).astype(float)
+            p[node] = min(p[node] + 0.1, 1.0)  # a task gets better as it trains: the progress term has a slope to see
             for s in (on, off):
                 s.update(t, rewards)
         on.progress.refresh()

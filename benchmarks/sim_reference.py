@@ -1,0 +1,116 @@
+"""Reference rows of the scheduler simulator: what would be reached with knowledge no scheduler has.
+
+None of these is a scheduler; each bounds one part of EnvSched's gap to what is possible.
+
+- ``oracle`` (:class:`OracleScheduler`): the ``B`` train tasks of highest true ``p (1 - p)`` at
+  every step, with no mix, quotas or transfer term: the best a pure variance-seeker can do.
+- ``truth-all``: EnvSched itself, every predicted variance replaced by the learner's true
+  ``p (1 - p)`` (:class:`ToldPredictor`): its selection rule (mix, quotas, transfer and progress
+  terms) with perfect predictions.
+- ``truth-new``: the same for never-rolled tasks only, EnvSched's own predictions for the rest:
+  what perfect cold-start predictions are worth.
+- ``decl-new``: never-rolled tasks get the simulator's declaration ceiling instead (every latent
+  skill known, the hidden per-task difficulty not; ``Learner.expected_variance``): what the best
+  possible declaration model is worth. The gap between ``truth-new`` and ``decl-new`` is the
+  value of the per-task difficulty that only a task's own rollouts reveal.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from envsched_gym.curriculum import EnvSchedScheduler
+from envsched_gym.curriculum.predictor import VariancePredictor
+from envsched_gym.suite import Suite
+
+TOLD = {
+    "truth-all": "truth for every task",
+    "truth-new": "truth for never-rolled tasks",
+    "decl-new": "declaration ceiling for never-rolled tasks",
+}
+"""The told-EnvSched reference rows (see the module docstring)."""
+
+
+class SimulatedLearner(Protocol):
+    """What the reference rows read from a simulated learner."""
+
+    def success(self, nodes: np.ndarray | None = None) -> np.ndarray: ...
+
+    def expected_variance(self, nodes: np.ndarray) -> np.ndarray: ...
+
+
+class OracleScheduler:
+    """Reference only (not a real scheduler): the B tasks of highest true ``p (1 - p)``."""
+
+    name = "oracle"
+
+    def __init__(self, train: Suite, learner: SimulatedLearner) -> None:
+        self.task_ids = [n.task_id for n in train.nodes]
+        self.learner = learner
+        self.position = {t: i for i, t in enumerate(self.task_ids)}
+
+    def next_batch(self, batch_size: int) -> list[str]:
+        """Top ``batch_size`` by true variance."""
+        p = self.learner.success(np.arange(len(self.task_ids)))
+        return [self.task_ids[i] for i in np.argsort(-(p * (1 - p)), kind="stable")[:batch_size]]
+
+    def predict(self, task_ids: list[str]) -> dict[str, np.ndarray]:
+        """The true ``p (1 - p)``."""
+        p = self.learner.success(np.array([self.position[t] for t in task_ids]))
+        return {"variance": p * (1 - p)}
+
+    def update(self, task_id: str, rewards: np.ndarray) -> None:
+        """Nothing to learn."""
+
+    def keep(self, task_id: str, rewards: np.ndarray) -> bool:
+        """Every group trains."""
+        return True
+
+
+class ToldPredictor:
+    """EnvSched's predictor with some predictions replaced by what the simulated learner knows.
+
+    Everything but :meth:`compute` and :meth:`refresh` is the wrapped predictor's (its
+    statistics keep moving as groups arrive, so the untold tasks' predictions are EnvSched's
+    own). Told values are the expected within-group variance of a group of ``group`` rollouts,
+    ``(G - 1) / G`` times ``p (1 - p)``, as EnvSched's own predictions are.
+
+    Args:
+        inner: The scheduler's own predictor.
+        learner: The simulated learner (read, never changed).
+        row: One of :data:`TOLD`.
+        group: Rollouts per group (G).
+    """
+
+    def __init__(self, inner: VariancePredictor, learner: SimulatedLearner, row: str, group: int) -> None:
+        if row not in TOLD:
+            raise ValueError(f"unknown reference row {row!r}; known: {sorted(TOLD)}")
+        self.inner, self.learner, self.row, self.shrink = inner, learner, row, (group - 1) / group
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def compute(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(variance, mean, uncertainty) of ``nodes``: told where this row tells, EnvSched's own elsewhere."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        variance, mean, uncertainty = self.inner.compute(nodes)
+        p = self.learner.success(nodes)
+        told = np.ones(len(nodes), dtype=bool) if self.row == "truth-all" else self.inner.model.visits[nodes] == 0
+        truth = self.learner.expected_variance(nodes) if self.row == "decl-new" else p * (1.0 - p)
+        return (np.where(told, self.shrink * truth, variance), np.where(told, p, mean), np.where(told, 0.0, uncertainty))
+
+    def refresh(self) -> np.ndarray:
+        """The wrapped refresh (its statistics and rotation), then every node's prediction (the truth moves every step)."""
+        self.inner.refresh()
+        nodes = np.arange(self.inner.n)
+        self.inner.store(nodes, *self.compute(nodes))
+        return nodes
+
+
+def told_envsched(row: str, train: Suite, learner: SimulatedLearner, seed: int, group: int, **overrides: Any) -> EnvSchedScheduler:
+    """EnvSched over ``train`` whose predictor is told what ``row`` says (see :class:`ToldPredictor`)."""
+    scheduler = EnvSchedScheduler(train, seed=seed, **overrides)
+    scheduler.predictor = ToldPredictor(scheduler.predictor, learner, row, group)  # type: ignore[assignment]
+    return scheduler
