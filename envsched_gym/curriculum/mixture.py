@@ -13,8 +13,10 @@ target share of a family is
   are not capped.
 
 A scheduler with evidence about the families (EnvSched's scores) may move a share away from the
-target by at most ``band`` (default 5 points) either way, never below the floor
-(:meth:`Mixture.shifted`). Shares become whole group counts by largest-remainder rounding with
+target by at most ``band`` (default 4 points) either way, never below the floor
+(:meth:`Mixture.shifted`). The default is a point inside the 5-point tolerance the curriculum
+promises for every family's share: at a band of 5, EnvSched sat at the band's edge on the
+simulators and the rounding of a run's last batches decided whether a share ended inside it. Shares become whole group counts by largest-remainder rounding with
 a carried remainder, so the counts of every batch sum to ``B`` and each family's count averaged
 over steps equals its share (within one group, at any batch size): a 5 % family gets a group in
 four of every five batches of 16 rather than none. The carry is the mixture's only state.
@@ -41,12 +43,12 @@ class MixtureConfig:
         cap: Largest target share of a family under the pool-share default (raised to
             ``1 / families`` when smaller; weights are not capped).
         band: Most a scheduler's evidence may move a family's share away from its target,
-            either way.
+            either way (see the module docstring for the default).
     """
 
     floor: float = 0.05
     cap: float = 0.8
-    band: float = 0.05
+    band: float = 0.04
 
     def __post_init__(self) -> None:
         for name in ("floor", "cap", "band"):
