@@ -129,8 +129,8 @@ def acceptance(runs: dict[str, list[Run]], train: Suite, steps: int, name: str =
         (f"{name}'s worst seed at T > random's best seed at T", f"{min(at_t[name]):.3f} vs {max(at_t['random']):.3f}",
          min(at_t[name]) > max(at_t["random"])),
         (f"{name} reaches random's best in <= 0.5x its rollouts", f"{ratio:.2f}x" if np.isfinite(ratio) else "not on every seed", ratio <= 0.5),
-        ("never-seen calibration >= 0.3 (on the groups it rolled)", f"{calib_new:.2f}", calib_new >= 0.3),
-        ("never-seen calibration >= 0.3 (on a uniform probe of never-seen tasks)", f"{probe:.2f}", probe >= 0.3),
+        ("never-seen calibration >= 0.3 (on the groups it rolled)", f"{calib_new:.3f}", calib_new >= 0.3),
+        ("never-seen calibration >= 0.3 (on a uniform probe of never-seen tasks)", f"{probe:.3f}", probe >= 0.3),
         ("every family within 5 points of the target", f"max |share - target| = {worst_share:.3f}", worst_share <= 0.05),
     ]  # fmt: skip
     return [f"  {'met   ' if ok else 'MISSED'} {target}: {value}" for target, value, ok in rows]
