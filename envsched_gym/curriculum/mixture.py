@@ -16,10 +16,12 @@ A scheduler with evidence about the families (EnvSched's scores) may move a shar
 target by at most ``band`` (default 4 points) either way, never below the floor
 (:meth:`Mixture.shifted`). The default is a point inside the 5-point tolerance the curriculum
 promises for every family's share: at a band of 5, EnvSched sat at the band's edge on the
-simulators and the rounding of a run's last batches decided whether a share ended inside it. Shares become whole group counts by largest-remainder rounding with
-a carried remainder, so the counts of every batch sum to ``B`` and each family's count averaged
-over steps equals its share (within one group, at any batch size): a 5 % family gets a group in
-four of every five batches of 16 rather than none. The carry is the mixture's only state.
+simulators and the rounding of a run's last batches decided whether a share ended inside it.
+
+Shares become whole group counts by largest-remainder rounding with a carried remainder, so the
+counts of every batch sum to ``B`` and each family's count averaged over steps equals its share
+(within one group, at any batch size): a 5 % family gets a group in four of every five batches
+of 16 rather than none. The carry is the mixture's only state.
 """
 
 from __future__ import annotations

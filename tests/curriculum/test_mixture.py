@@ -88,7 +88,8 @@ def test_every_scheduler_follows_the_weights_within_the_band(name: str, mixed_su
     picks = Counter(mixed_suite.node(t).family for batch in drive(s, 30, seed=1, batch=16, per_task_p=True) for t in batch)
     total = sum(picks.values())
     for family, weight in WEIGHTS.items():
-        assert abs(picks[family] / total - weight) <= MixtureConfig().band + 1 / total, (family, picks)  # the band, and one group of rounding
+        # the band, and one group of rounding
+        assert abs(picks[family] / total - weight) <= MixtureConfig().band + 1 / total, (family, picks)
 
 
 @pytest.mark.parametrize("name", sorted(SCHEDULERS))
