@@ -118,6 +118,35 @@ class LearnerB:
         dead = self.dead_p[nodes]
         return np.where(self.dead[nodes], dead * (1 - dead), expected)
 
+    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int) -> np.ndarray:
+        """First-order expected change of the mean success over ``held`` from one group of ``group`` rollouts of each of ``nodes``.
+
+        Assumptions 1, 3, 4 and 6 to first order: the group's expected signal
+        ``(G - 1) / G * p (1 - p) / 0.25`` moves its weakest tool, environment and pattern, and
+        lowers its conflicting environments (which, unused by the group, then keep ``1 - FORGET``
+        of that drop); a held-out task responds through its own weakest tool, environment and
+        pattern. Dead ends and memorisation move no held-out task. Picking a task also spares
+        its tools and environment that step's forgetting; that term does not grow with the
+        group's signal and is left out.
+        """
+        held = np.asarray(held)
+        live = held[~self.dead[held]]
+        p_held = self.success(live)
+        slope = p_held * (1 - p_held) / len(held)
+        gradient = np.zeros_like(self.skill)
+        weakest_held = np.array([self.tools[j][np.argmin(self.skill[self.tools[j]])] for j in live], dtype=np.int64)
+        for units in (weakest_held, self.env[live], self.pattern[live]):
+            np.add.at(gradient, units, slope)
+        nodes = np.asarray(nodes)
+        weakest = np.array([self.tools[i][np.argmin(self.skill[self.tools[i]])] for i in nodes], dtype=np.int64)
+        env = self.env[nodes]
+        interference = (1 - self.FORGET) * self.INTERFERENCE * self.lr[env] * (self.conflict[env] @ gradient)
+        pattern = self.pattern[nodes]
+        direct = self.lr[weakest] * gradient[weakest] + self.lr[env] * gradient[env] + self.lr[pattern] * gradient[pattern]
+        p = self.success(nodes)
+        signal = (group - 1) / group * p * (1 - p) / 0.25
+        return np.where(self.dead[nodes], 0.0, signal * (direct - interference))
+
     def learn(self, nodes: np.ndarray, variances: np.ndarray) -> None:
         """Apply one step's groups (assumptions 2-5)."""
         delta = np.zeros_like(self.skill)

@@ -37,17 +37,20 @@ declaration-based prediction can do here). ``probe`` and ``p-ceil``: the same tw
 sample of never-seen train tasks drawn at every step (:func:`probe`), which the scheduler did
 not choose, so the selection does not shorten the range of its predictions. The last rows are
 references, not schedulers (:mod:`benchmarks.sim_reference`): ``oracle`` picks the tasks of
-highest true ``p (1 - p)``; ``truth-all``, ``truth-new`` and ``decl-new`` run EnvSched told the
-true variance of every task, the true variance of never-rolled tasks, and the declaration
-ceiling of never-rolled tasks.
+highest true ``p (1 - p)``; ``gain`` those of highest true expected held-out gain within the
+target mix (``gain-free``: without it), the reachable ceiling; ``truth-all``, ``truth-new`` and
+``decl-new`` run EnvSched told the true variance of every task, the true variance of
+never-rolled tasks, and the declaration ceiling of never-rolled tasks; ``dead`` runs it told
+which tasks are dead ends, ``truth-dead`` told both.
 
 A second table gives each family's share of the groups against the curriculum's target mix
 (``envsched_gym.curriculum.mixture``: the pool share with a 5 % floor and an 80 % cap, or
-``--family-weights``), over all steps and seeds; the oracle follows no mix.
+``--family-weights``), over all steps and seeds; ``oracle`` and ``gain-free`` follow no mix.
 
 The held-out columns give the mean over seeds and ``[min, max]`` over seeds; the acceptance
-lines check issue 15's targets for every EnvSched row. ``--variant LABEL:key=value,...`` adds
-an EnvSched row with other options (ablations), ``--seed-start 100`` runs the tuning seeds.
+lines check issue 15's targets for every EnvSched row and for the ``gain`` ceiling.
+``--variant LABEL:key=value,...`` adds an EnvSched row with other options (ablations),
+``--seed-start 100`` runs the tuning seeds.
 
 Run: ``python benchmarks/scheduler_sim.py [--learner A|B|both --seeds 5 --seed-start 0 --steps 40 --png curves.png
 --family-weights BFCL=1,... --variant no-transfer:transfer_weight=0]``.
@@ -73,14 +76,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import envsched_gym
 from benchmarks.learner_b import LearnerB
-from benchmarks.sim_reference import TOLD, OracleScheduler, told_envsched
+from benchmarks.sim_reference import GAIN, TOLD, GainOracleScheduler, OracleScheduler, told_envsched
 from benchmarks.sim_report import Run, acceptance, family_table, summarise
 from envsched_gym.curriculum import execution_signature, make_scheduler, parse_variant
 from envsched_gym.curriculum.features import task_tools
 from envsched_gym.suite import Suite, TaskNode, parse_weights
 
 FAMILIES = ("ToolWorld", "BFCL", "Tau", "ACE")
-ORDER = ("envsched", "random", "dapo", "mopps", "plr", "dump", "oracle", *TOLD)
+ORDER = ("envsched", "random", "dapo", "mopps", "plr", "dump", "oracle", *GAIN, *TOLD)
 PROBE = 128
 """Never-seen train tasks drawn at every step for the unselected calibration (:func:`probe`)."""
 
@@ -145,6 +148,7 @@ class Learner:
         self.skill = rng.standard_normal(len(units)) * np.array([self.SPREAD[k] for k in kinds])
         self.declared_difficulty = np.asarray(difficulty)
         self.difficulty = self.declared_difficulty + rng.normal(0.0, self.HIDDEN, len(nodes))
+        self.dead = np.zeros(len(nodes), dtype=bool)  # no dead ends (learner B has some; the reference rows read this)
 
     def success(self, nodes: np.ndarray | None = None) -> np.ndarray:
         """Success probability of ``nodes`` (all when None)."""
@@ -158,6 +162,17 @@ class Learner:
         logits = (self.weights @ self.skill - self.declared_difficulty)[nodes][:, None] - self.HIDDEN * points[None, :]
         p = 1.0 / (1.0 + np.exp(-logits))
         return (p * (1 - p)) @ weights / weights.sum()
+
+    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int) -> np.ndarray:
+        """First-order expected change of the mean success over ``held`` from one group of ``group`` rollouts of each of ``nodes``.
+
+        A group's expected variance is ``(G - 1) / G * p (1 - p)``; it moves the node's skills by
+        ``lr * var / 0.25`` (:meth:`learn`), and the held-out mean moves by the skills' gradient.
+        """
+        p_held = self.success(held)
+        gradient = self.weights[held].T @ (p_held * (1 - p_held)) / len(held)
+        p = self.success(nodes)
+        return (group - 1) / group * p * (1 - p) / 0.25 * (self.member[nodes] @ (self.lr * gradient))
 
     def learn(self, nodes: np.ndarray, variances: np.ndarray) -> None:
         """Apply one step's groups: each moves its task's skills by ``lr * var / 0.25``."""
@@ -201,6 +216,8 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
     started = time.perf_counter()
     if name == "oracle":
         scheduler: Any = OracleScheduler(train, learner)
+    elif name in GAIN:
+        scheduler = GainOracleScheduler(train, learner, held, cfg.group, mixed=name == "gain")
     elif name in TOLD:
         scheduler = told_envsched(name, train, learner, seed, cfg.group, **(overrides or {}))
     else:
@@ -329,6 +346,9 @@ def main(cfg: SimConfig) -> dict[str, dict[str, list[Run]]]:
         for name in [n for n in runs if n.startswith("envsched")]:
             print(f"acceptance ({name}, learner {learner}):")
             print("\n".join(acceptance(runs, train, cfg.steps, name)))
+        if "gain" in runs:
+            print(f"the same targets for the reachable ceiling (gain, a reference that knows the learner; learner {learner}):")
+            print("\n".join(acceptance(runs, train, cfg.steps, "gain")))
     plot(results, cfg)
     print(f"learning curves: {cfg.png}")
     return results

@@ -4,6 +4,13 @@ None of these is a scheduler; each bounds one part of EnvSched's gap to what is 
 
 - ``oracle`` (:class:`OracleScheduler`): the ``B`` train tasks of highest true ``p (1 - p)`` at
   every step, with no mix, quotas or transfer term: the best a pure variance-seeker can do.
+- ``gain`` (:class:`GainOracleScheduler`): at every step, each family's share of the batch
+  (the target mix, as EnvSched's within its band) filled with the family's train tasks whose
+  group is expected to raise the held-out score the most, to first order, knowing every skill,
+  difficulty and dead end and the held-out tasks themselves (the learner's ``expected_gain``).
+  Greedy one step at a time, so a reference, not a proven maximum; where it gains little over
+  random, a scheduler that learns only from rewards cannot be expected to gain more.
+  ``gain-free``: the same without the family mix.
 - ``truth-all``: EnvSched itself, every predicted variance replaced by the learner's true
   ``p (1 - p)`` (:class:`ToldPredictor`): its selection rule (mix, quotas, transfer and progress
   terms) with perfect predictions.
@@ -13,6 +20,10 @@ None of these is a scheduler; each bounds one part of EnvSched's gap to what is 
   skill known, the hidden per-task difficulty not; ``Learner.expected_variance``): what the best
   possible declaration model is worth. The gap between ``truth-new`` and ``decl-new`` is the
   value of the per-task difficulty that only a task's own rollouts reveal.
+- ``dead``: EnvSched's own predictions, except that the learner's dead ends (learner B's tasks
+  that vary but teach nothing; learner A has none) are predicted to give no signal (variance
+  and uncertainty 0): what recognising them at once, before any revisit, is worth.
+- ``truth-dead``: ``truth-all`` and ``dead`` together.
 """
 
 from __future__ import annotations
@@ -22,11 +33,16 @@ from typing import Any, Protocol
 import numpy as np
 
 from envsched_gym.curriculum import EnvSchedScheduler
+from envsched_gym.curriculum.mixture import Mixture
 from envsched_gym.curriculum.predictor import VariancePredictor
 from envsched_gym.suite import Suite
 
-TOLD = ("truth-all", "truth-new", "decl-new")
+GAIN = ("gain", "gain-free")
+"""The held-out-gain oracle rows: with and without the family mix (see the module docstring)."""
+TOLD = ("truth-all", "truth-new", "decl-new", "dead", "truth-dead")
 """The told-EnvSched reference rows, in table order (see the module docstring)."""
+_TELLS = {"truth-all": "all", "truth-new": "new", "decl-new": "new", "dead": "none", "truth-dead": "all"}
+"""Which tasks' variance each told row replaces: every task's, the never-rolled ones', none."""
 
 
 class SimulatedLearner(Protocol):
@@ -35,6 +51,11 @@ class SimulatedLearner(Protocol):
     def success(self, nodes: np.ndarray | None = None) -> np.ndarray: ...
 
     def expected_variance(self, nodes: np.ndarray) -> np.ndarray: ...
+
+    @property
+    def dead(self) -> np.ndarray: ...
+
+    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int) -> np.ndarray: ...
 
 
 class OracleScheduler:
@@ -65,6 +86,33 @@ class OracleScheduler:
         return True
 
 
+class GainOracleScheduler(OracleScheduler):
+    """Reference only (not a real scheduler): the tasks of highest true expected held-out gain.
+
+    Args:
+        train: The scheduled nodes (the learner's first ``len(train)`` nodes).
+        learner: The simulated learner (read, never changed).
+        held: The learner's node indices of the held-out tasks.
+        group: Rollouts per group (G).
+        mixed: Fill each family's target count of the batch (``gain``); False: the best of the
+            whole pool (``gain-free``).
+    """
+
+    name = "gain"
+
+    def __init__(self, train: Suite, learner: SimulatedLearner, held: np.ndarray, group: int, mixed: bool = True) -> None:
+        super().__init__(train, learner)
+        self.held, self.group = held, group
+        self.mixture = Mixture(train) if mixed else None
+
+    def next_batch(self, batch_size: int) -> list[str]:
+        """Per family (or over the pool), the top tasks by the learner's ``expected_gain`` (ties: pool order)."""
+        gain = self.learner.expected_gain(np.arange(len(self.task_ids)), self.held, self.group)
+        parts = self.mixture.groups(batch_size) if self.mixture else [(np.arange(len(gain)), batch_size)]
+        picks = [members[np.argsort(-gain[members], kind="stable")[:count]] for members, count in parts]
+        return [self.task_ids[i] for i in np.concatenate(picks)]
+
+
 class ToldPredictor:
     """EnvSched's predictor with some predictions replaced by what the simulated learner knows.
 
@@ -93,9 +141,15 @@ class ToldPredictor:
         nodes = np.asarray(nodes, dtype=np.int64)
         variance, mean, uncertainty = self.inner.compute(nodes)
         p = self.learner.success(nodes)
-        told = np.ones(len(nodes), dtype=bool) if self.row == "truth-all" else self.inner.model.visits[nodes] == 0
+        tells = _TELLS[self.row]
+        told = np.full(len(nodes), tells == "all") if tells != "new" else self.inner.model.visits[nodes] == 0
         truth = self.learner.expected_variance(nodes) if self.row == "decl-new" else p * (1.0 - p)
-        return (np.where(told, self.shrink * truth, variance), np.where(told, p, mean), np.where(told, 0.0, uncertainty))
+        variance, mean = np.where(told, self.shrink * truth, variance), np.where(told, p, mean)
+        uncertainty = np.where(told, 0.0, uncertainty)
+        if self.row.endswith("dead"):
+            dead = self.learner.dead[nodes]
+            variance, uncertainty = np.where(dead, 0.0, variance), np.where(dead, 0.0, uncertainty)
+        return variance, mean, uncertainty
 
     def refresh(self) -> np.ndarray:
         """The wrapped refresh (its statistics and rotation), then every node's prediction (the truth moves every step)."""

@@ -103,13 +103,13 @@ def family_table(runs: dict[str, list[Run]], train: Suite) -> list[str]:
     """Each family's share of the groups (all steps and seeds) per scheduler, next to the target mix."""
     mix, shares = family_shares(runs, train)
     names = list(runs)
-    short = [n.removeprefix("envsched-")[:9] for n in names]  # variants by their label
-    header = f"{'family':<10} {'pool':>6} {'target':>7} " + " ".join(f"{n:>9}" for n in short)
+    short = [n.removeprefix("envsched-")[:10] for n in names]  # variants by their label
+    header = f"{'family':<10} {'pool':>6} {'target':>7} " + " ".join(f"{n:>10}" for n in short)
     lines = [header, "-" * len(header)]
     for f, family in enumerate(mix.families):
-        cells = " ".join(f"{shares[n][f]:9.3f}" for n in names)
+        cells = " ".join(f"{shares[n][f]:10.3f}" for n in names)
         lines.append(f"{family:<10} {mix.sizes[f] / mix.sizes.sum():6.3f} {mix.target[f]:7.3f} {cells}")
-    lines.append(f"{'max |share - target|':<25} " + " ".join(f"{np.abs(shares[n] - mix.target).max():9.3f}" for n in names))
+    lines.append(f"{'max |share - target|':<25} " + " ".join(f"{np.abs(shares[n] - mix.target).max():10.3f}" for n in names))
     return lines
 
 

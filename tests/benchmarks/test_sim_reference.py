@@ -1,12 +1,14 @@
-"""The simulator's reference rows: EnvSched told what the simulated learner knows."""
+"""The simulator's reference rows: EnvSched told what the simulated learner knows, and the held-out-gain oracle."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from benchmarks.scheduler_sim import Learner
-from benchmarks.sim_reference import ToldPredictor, told_envsched
+from benchmarks.learner_b import LearnerB
+from benchmarks.scheduler_sim import Learner, _pattern, _skills_of
+from benchmarks.sim_reference import GainOracleScheduler, ToldPredictor, told_envsched
+from envsched_gym.curriculum.mixture import Mixture
 from envsched_gym.curriculum.synthetic import synthetic_suite
 from envsched_gym.suite import Suite
 
@@ -55,5 +57,77 @@ def test_new_rows_tell_only_never_rolled_tasks(train: Suite, row: str) -> None:
 
 def test_unknown_row_names_the_known_ones(train: Suite) -> None:
     scheduler = told_envsched("truth-all", train, Learner(list(train.nodes), seed=0), seed=0, group=8)
-    with pytest.raises(ValueError, match=r"unknown reference row 'truth'; known: \['decl-new', 'truth-all', 'truth-new'\]"):
+    known = r"\['dead', 'decl-new', 'truth-all', 'truth-dead', 'truth-new'\]"
+    with pytest.raises(ValueError, match=rf"unknown reference row 'truth'; known: {known}"):
         ToldPredictor(scheduler.predictor.inner, Learner(list(train.nodes), seed=0), "truth", 8)
+
+
+@pytest.fixture(scope="module")
+def pool() -> tuple[Suite, list]:
+    suite = synthetic_suite(300, n_envs=8, seed=2, heldout_fraction=0.2)
+    return Suite(n for n in suite if n.split == "train"), [n for n in suite if n.split != "train"]
+
+
+def _learner(kind: str, nodes: list) -> Learner | LearnerB:
+    return Learner(nodes, seed=3) if kind == "A" else LearnerB(nodes, 3, _skills_of, _pattern)
+
+
+@pytest.mark.parametrize("kind", ["A", "B"])
+def test_expected_gain_is_the_held_out_change_of_a_small_step(pool, kind: str) -> None:
+    """``expected_gain`` is the derivative of the held-out mean along the expected group signal:
+    a step with a tiny fraction ``eps`` of each node's expected variance moves the held-out mean by
+    ``eps`` times it (against the same step with no signal, which forgets the same on learner B)."""
+    train, held_nodes = pool
+    nodes = list(train.nodes) + held_nodes
+    held = np.arange(len(train), len(nodes))
+    learner = _learner(kind, nodes)
+    picks = np.arange(0, len(train), 17)
+    gain = learner.expected_gain(picks, held, 8)
+    p = learner.success(picks)
+    eps, moved = 1e-5, []
+    for node, pi in zip(picks, p, strict=True):
+        scale = {}
+        for k, signal in (("zero", 0.0), ("eps", eps * 7 / 8 * pi * (1 - pi))):
+            twin = _learner(kind, nodes)
+            twin.learn(np.array([node]), np.array([signal]))
+            scale[k] = twin.success(held).mean()
+        moved.append((scale["eps"] - scale["zero"]) / eps)
+    assert np.allclose(gain, moved, rtol=1e-3, atol=1e-9)
+    assert (gain > 0).sum() >= len(picks) // 2  # not a vacuous agreement on zeros
+    if kind == "B":
+        assert (gain[learner.dead[picks]] == 0).all() and learner.dead[picks].any()
+
+
+def test_gain_oracle_takes_each_familys_best_gains_at_the_target_mix(pool) -> None:
+    train, held_nodes = pool
+    nodes = list(train.nodes) + held_nodes
+    held = np.arange(len(train), len(nodes))
+    learner = Learner(nodes, seed=3)
+    gain = learner.expected_gain(np.arange(len(train)), held, 8)
+    mixed, free = GainOracleScheduler(train, learner, held, 8), GainOracleScheduler(train, learner, held, 8, mixed=False)
+    counts = Mixture(train).counts(16)
+    batch = np.array([mixed.position[t] for t in mixed.next_batch(16)])
+    family = Mixture(train).family_of
+    assert np.array_equal(np.bincount(family[batch], minlength=len(counts)), counts)
+    for f in np.unique(family[batch]):
+        members = np.flatnonzero(family == f)
+        assert np.isin(np.sort(members[np.argsort(-gain[members])][: counts[f]]), batch).all()
+    top = np.array([free.position[t] for t in free.next_batch(16)])
+    assert np.array_equal(top, np.argsort(-gain, kind="stable")[:16])
+
+
+@pytest.mark.parametrize("row", ["dead", "truth-dead"])
+def test_dead_rows_predict_no_signal_for_dead_ends_only(pool, row: str) -> None:
+    train, _ = pool
+    learner = LearnerB(list(train.nodes), 3, _skills_of, _pattern)
+    scheduler = told_envsched(row, train, learner, seed=0, group=8)
+    scheduler.predictor.refresh()
+    dead, nodes = learner.dead, np.arange(len(train))
+    assert dead.any() and (~dead).any()
+    variance, _, uncertainty = scheduler.predictor.compute(nodes)
+    assert (variance[dead] == 0).all() and (uncertainty[dead] == 0).all()
+    own = scheduler.predictor.inner.compute(nodes)[0]
+    p = learner.success(nodes)
+    expected = own if row == "dead" else 7 / 8 * p * (1 - p)
+    assert np.allclose(variance[~dead], expected[~dead]) and (variance[~dead] > 0).all()
+    assert not set(scheduler.positions(scheduler.next_batch(16))) & set(np.flatnonzero(dead))
