@@ -136,25 +136,33 @@ class ToldPredictor:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
+    def told(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Masks over ``nodes``: whose variance this row tells, and which are dead ends it tells as such."""
+        tells = _TELLS[self.row]
+        variance = np.full(len(nodes), tells == "all") if tells != "new" else self.inner.model.visits[nodes] == 0
+        dead = self.learner.dead[nodes] if self.row.endswith("dead") else np.zeros(len(nodes), dtype=bool)
+        return variance, dead
+
     def compute(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(variance, mean, uncertainty) of ``nodes``: told where this row tells, EnvSched's own elsewhere."""
         nodes = np.asarray(nodes, dtype=np.int64)
         variance, mean, uncertainty = self.inner.compute(nodes)
-        p = self.learner.success(nodes)
-        tells = _TELLS[self.row]
-        told = np.full(len(nodes), tells == "all") if tells != "new" else self.inner.model.visits[nodes] == 0
-        truth = self.learner.expected_variance(nodes) if self.row == "decl-new" else p * (1.0 - p)
-        variance, mean = np.where(told, self.shrink * truth, variance), np.where(told, p, mean)
-        uncertainty = np.where(told, 0.0, uncertainty)
-        if self.row.endswith("dead"):
-            dead = self.learner.dead[nodes]
-            variance, uncertainty = np.where(dead, 0.0, variance), np.where(dead, 0.0, uncertainty)
-        return variance, mean, uncertainty
+        told, dead = self.told(nodes)
+        if told.any():
+            p = self.learner.success(nodes)
+            truth = self.learner.expected_variance(nodes) if self.row == "decl-new" else p * (1.0 - p)
+            variance, mean = np.where(told, self.shrink * truth, variance), np.where(told, p, mean)
+        return np.where(dead, 0.0, variance), mean, np.where(told | dead, 0.0, uncertainty)
 
     def refresh(self) -> np.ndarray:
-        """The wrapped refresh (its statistics and rotation), then every node's prediction (the truth moves every step)."""
-        self.inner.refresh()
-        nodes = np.arange(self.inner.n)
+        """The wrapped refresh (its statistics and rotation), then every told node (the truth moves every step).
+
+        Untold nodes are refreshed exactly when EnvSched's own predictor refreshes them, so a
+        row that tells nothing about a learner (``dead`` on learner A) runs as ``envsched``.
+        """
+        refreshed = self.inner.refresh()
+        told, dead = self.told(np.arange(self.inner.n))
+        nodes = np.union1d(refreshed, np.flatnonzero(told | dead))
         self.inner.store(nodes, *self.compute(nodes))
         return nodes
 

@@ -8,6 +8,7 @@ import pytest
 from benchmarks.learner_b import LearnerB
 from benchmarks.scheduler_sim import Learner, _pattern, _skills_of
 from benchmarks.sim_reference import GainOracleScheduler, ToldPredictor, told_envsched
+from envsched_gym.curriculum import EnvSchedScheduler
 from envsched_gym.curriculum.mixture import Mixture
 from envsched_gym.curriculum.synthetic import synthetic_suite
 from envsched_gym.suite import Suite
@@ -51,7 +52,7 @@ def test_new_rows_tell_only_never_rolled_tasks(train: Suite, row: str) -> None:
     told = learner.expected_variance(fresh) if row == "decl-new" else p[fresh] * (1 - p[fresh])
     assert np.allclose(scheduler.predictor.variance[fresh], 7 / 8 * told)
     own = scheduler.predictor.inner.compute(rolled)[0]  # EnvSched's own predictions for the rolled tasks
-    assert np.allclose(scheduler.predictor.variance[rolled], own)
+    assert np.allclose(scheduler.predictor.compute(rolled)[0], own)
     assert not np.allclose(own, 7 / 8 * p[rolled] * (1 - p[rolled]))
 
 
@@ -131,3 +132,19 @@ def test_dead_rows_predict_no_signal_for_dead_ends_only(pool, row: str) -> None:
     expected = own if row == "dead" else 7 / 8 * p * (1 - p)
     assert np.allclose(variance[~dead], expected[~dead]) and (variance[~dead] > 0).all()
     assert not set(scheduler.positions(scheduler.next_batch(16))) & set(np.flatnonzero(dead))
+
+
+def test_a_row_that_tells_nothing_runs_as_envsched() -> None:
+    """Learner A has no dead ends, so ``dead`` there must pick exactly EnvSched's batches: untold nodes refresh as its own
+    (a pool large enough that a step's updates dirty only part of it, so a full refresh would pick otherwise)."""
+    train = synthetic_suite(2000, n_envs=10, seed=5)
+    learner = Learner(list(train.nodes), seed=3)
+    told, own = told_envsched("dead", train, learner, seed=0, group=8), EnvSchedScheduler(train, seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        batch = own.next_batch(16)
+        assert told.next_batch(16) == batch
+        rewards = (rng.random((len(batch), 8)) < learner.success(own.positions(batch))[:, None]).astype(float)
+        for task_id, r in zip(batch, rewards, strict=True):
+            own.update(task_id, r)
+            told.update(task_id, r)
