@@ -74,7 +74,8 @@ class LearnerB:
         self.declared_difficulty = np.asarray(difficulty)
         self.difficulty = self.declared_difficulty + rng.normal(0.0, self.HIDDEN, len(nodes))
         self.memo = np.zeros(len(nodes))
-        self.dead = np.asarray(no_call) | (rng.random(len(nodes)) < self.DEAD_END_FRACTION)
+        self.no_call = np.asarray(no_call)
+        self.dead = self.no_call | (rng.random(len(nodes)) < self.DEAD_END_FRACTION)
         self.dead_p = rng.uniform(0.3, 0.7, len(nodes))
         self.conflict = self._conflicts(nodes, rng, units)
 
@@ -111,14 +112,17 @@ class LearnerB:
     def expected_variance(self, nodes: np.ndarray) -> np.ndarray:
         """``E[p (1 - p)]`` knowing every skill and memo but not the hidden difficulty."""
         nodes = np.asarray(nodes)
+        dead = self.dead_p[nodes]
+        return np.where(self.dead[nodes], dead * (1 - dead), self._live_variance(nodes))
+
+    def _live_variance(self, nodes: np.ndarray) -> np.ndarray:
+        """``E[p (1 - p)]`` over the hidden difficulty of ``nodes`` as if none were a dead end."""
         points, weights = np.polynomial.hermite_e.hermegauss(20)
         logits = self.logits(nodes, difficulty=self.declared_difficulty)[:, None] - self.HIDDEN * points[None, :]
         p = 1.0 / (1.0 + np.exp(-logits))
-        expected = (p * (1 - p)) @ weights / weights.sum()
-        dead = self.dead_p[nodes]
-        return np.where(self.dead[nodes], dead * (1 - dead), expected)
+        return (p * (1 - p)) @ weights / weights.sum()
 
-    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int) -> np.ndarray:
+    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int, declared: bool = False) -> np.ndarray:
         """First-order expected change of the mean success over ``held`` from one group of ``group`` rollouts of each of ``nodes``.
 
         Assumptions 1, 3, 4 and 6 to first order: the group's expected signal
@@ -128,6 +132,11 @@ class LearnerB:
         pattern. Dead ends and memorisation move no held-out task. Picking a task also spares
         its tools and environment that step's forgetting; that term does not grow with the
         group's signal and is left out.
+
+        ``declared``: the expectation over what a task's declarations do not reveal, its hidden
+        difficulty and whether it is one of the undeclared dead ends: a task whose gold makes a
+        call is live with probability ``1 - DEAD_END_FRACTION`` and then gives its expected
+        variance; a no-call task is a declared dead end (0).
         """
         held = np.asarray(held)
         live = held[~self.dead[held]]
@@ -143,6 +152,9 @@ class LearnerB:
         interference = (1 - self.FORGET) * self.INTERFERENCE * self.lr[env] * (self.conflict[env] @ gradient)
         pattern = self.pattern[nodes]
         direct = self.lr[weakest] * gradient[weakest] + self.lr[env] * gradient[env] + self.lr[pattern] * gradient[pattern]
+        if declared:
+            live = np.where(self.no_call[nodes], 0.0, 1.0 - self.DEAD_END_FRACTION)
+            return (group - 1) / group * live * self._live_variance(nodes) / 0.25 * (direct - interference)
         p = self.success(nodes)
         signal = (group - 1) / group * p * (1 - p) / 0.25
         return np.where(self.dead[nodes], 0.0, signal * (direct - interference))

@@ -38,7 +38,8 @@ sample of never-seen train tasks drawn at every step (:func:`probe`), which the 
 not choose, so the selection does not shorten the range of its predictions. The last rows are
 references, not schedulers (:mod:`benchmarks.sim_reference`): ``oracle`` picks the tasks of
 highest true ``p (1 - p)``; ``gain`` those of highest true expected held-out gain within the
-target mix (``gain-free``: without it), the reachable ceiling; ``truth-all``, ``truth-new`` and
+target mix (``gain-free``: without it), the reachable ceiling, and ``gain-decl`` the same blind
+to a never-rolled task's hidden difficulty and undeclared dead-end status; ``truth-all``, ``truth-new`` and
 ``decl-new`` run EnvSched told the true variance of every task, the true variance of
 never-rolled tasks, and the declaration ceiling of never-rolled tasks; ``dead`` runs it told
 which tasks are dead ends, ``truth-dead`` told both.
@@ -48,7 +49,7 @@ A second table gives each family's share of the groups against the curriculum's 
 ``--family-weights``), over all steps and seeds; ``oracle`` and ``gain-free`` follow no mix.
 
 The held-out columns give the mean over seeds and ``[min, max]`` over seeds; the acceptance
-lines check issue 15's targets for every EnvSched row and for the ``gain`` ceiling.
+lines check issue 15's targets for every EnvSched row and for the ``gain`` and ``gain-decl`` ceilings.
 ``--variant LABEL:key=value,...`` adds an EnvSched row with other options (ablations),
 ``--seed-start 100`` runs the tuning seeds.
 
@@ -163,16 +164,19 @@ class Learner:
         p = 1.0 / (1.0 + np.exp(-logits))
         return (p * (1 - p)) @ weights / weights.sum()
 
-    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int) -> np.ndarray:
+    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int, declared: bool = False) -> np.ndarray:
         """First-order expected change of the mean success over ``held`` from one group of ``group`` rollouts of each of ``nodes``.
 
         A group's expected variance is ``(G - 1) / G * p (1 - p)``; it moves the node's skills by
         ``lr * var / 0.25`` (:meth:`learn`), and the held-out mean moves by the skills' gradient.
+        ``declared``: the expectation over the nodes' hidden difficulty instead (``p (1 - p)``
+        replaced by :meth:`expected_variance`): what is known of a task before its own rollouts.
         """
         p_held = self.success(held)
         gradient = self.weights[held].T @ (p_held * (1 - p_held)) / len(held)
         p = self.success(nodes)
-        return (group - 1) / group * p * (1 - p) / 0.25 * (self.member[nodes] @ (self.lr * gradient))
+        variance = self.expected_variance(nodes) if declared else p * (1 - p)
+        return (group - 1) / group * variance / 0.25 * (self.member[nodes] @ (self.lr * gradient))
 
     def learn(self, nodes: np.ndarray, variances: np.ndarray) -> None:
         """Apply one step's groups: each moves its task's skills by ``lr * var / 0.25``."""
@@ -217,7 +221,7 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
     if name == "oracle":
         scheduler: Any = OracleScheduler(train, learner)
     elif name in GAIN:
-        scheduler = GainOracleScheduler(train, learner, held, cfg.group, mixed=name == "gain")
+        scheduler = GainOracleScheduler(train, learner, held, cfg.group, mixed=name != "gain-free", declared=name == "gain-decl")
     elif name in TOLD:
         scheduler = told_envsched(name, train, learner, seed, cfg.group, **(overrides or {}))
     else:
@@ -346,9 +350,10 @@ def main(cfg: SimConfig) -> dict[str, dict[str, list[Run]]]:
         for name in [n for n in runs if n.startswith("envsched")]:
             print(f"acceptance ({name}, learner {learner}):")
             print("\n".join(acceptance(runs, train, cfg.steps, name)))
-        if "gain" in runs:
-            print(f"the same targets for the reachable ceiling (gain, a reference that knows the learner; learner {learner}):")
-            print("\n".join(acceptance(runs, train, cfg.steps, "gain")))
+        for name, what in (("gain", "knows the learner"), ("gain-decl", "knows the learner, not never-rolled tasks' hidden draws")):
+            if name in runs:
+                print(f"the same targets for the reachable ceiling ({name}, a reference that {what}; learner {learner}):")
+                print("\n".join(acceptance(runs, train, cfg.steps, name)))
     plot(results, cfg)
     print(f"learning curves: {cfg.png}")
     return results

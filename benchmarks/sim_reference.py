@@ -10,7 +10,12 @@ None of these is a scheduler; each bounds one part of EnvSched's gap to what is 
   difficulty and dead end and the held-out tasks themselves (the learner's ``expected_gain``).
   Greedy one step at a time, so a reference, not a proven maximum; where it gains little over
   random, a scheduler that learns only from rewards cannot be expected to gain more.
-  ``gain-free``: the same without the family mix.
+  ``gain-free``: the same without the family mix. ``gain-decl``: ``gain`` that knows a
+  never-rolled task only as its declarations do (every latent skill, the learning rule and the
+  held-out tasks, but not the task's hidden difficulty nor, on learner B, whether it is one of
+  the undeclared dead ends: ``expected_gain(declared=True)``); a task it has rolled it knows
+  exactly, more than one group reveals. The ceiling of a scheduler that sees no task's hidden
+  draws before its rollouts.
 - ``truth-all``: EnvSched itself, every predicted variance replaced by the learner's true
   ``p (1 - p)`` (:class:`ToldPredictor`): its selection rule (mix, quotas, transfer and progress
   terms) with perfect predictions.
@@ -37,8 +42,8 @@ from envsched_gym.curriculum.mixture import Mixture
 from envsched_gym.curriculum.predictor import VariancePredictor
 from envsched_gym.suite import Suite
 
-GAIN = ("gain", "gain-free")
-"""The held-out-gain oracle rows: with and without the family mix (see the module docstring)."""
+GAIN = ("gain", "gain-free", "gain-decl")
+"""The held-out-gain oracle rows: with and without the family mix, and blind to never-rolled tasks' hidden draws (module docstring)."""
 TOLD = ("truth-all", "truth-new", "decl-new", "dead", "truth-dead")
 """The told-EnvSched reference rows, in table order (see the module docstring)."""
 _TELLS = {"truth-all": "all", "truth-new": "new", "decl-new": "new", "dead": "none", "truth-dead": "all"}
@@ -55,7 +60,7 @@ class SimulatedLearner(Protocol):
     @property
     def dead(self) -> np.ndarray: ...
 
-    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int) -> np.ndarray: ...
+    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int, declared: bool = False) -> np.ndarray: ...
 
 
 class OracleScheduler:
@@ -96,18 +101,29 @@ class GainOracleScheduler(OracleScheduler):
         group: Rollouts per group (G).
         mixed: Fill each family's target count of the batch (``gain``); False: the best of the
             whole pool (``gain-free``).
+        declared: Rate a task not yet rolled by its declared expected gain (``gain-decl``).
     """
 
     name = "gain"
 
-    def __init__(self, train: Suite, learner: SimulatedLearner, held: np.ndarray, group: int, mixed: bool = True) -> None:
+    def __init__(
+        self, train: Suite, learner: SimulatedLearner, held: np.ndarray, group: int, mixed: bool = True, declared: bool = False
+    ) -> None:
         super().__init__(train, learner)
-        self.held, self.group = held, group
+        self.held, self.group, self.declared = held, group, declared
         self.mixture = Mixture(train) if mixed else None
+        self.rolled = np.zeros(len(self.task_ids), dtype=bool)
+
+    def update(self, task_id: str, rewards: np.ndarray) -> None:
+        """Remember that ``task_id`` was rolled (``gain-decl`` knows it exactly from then on)."""
+        self.rolled[self.position[task_id]] = True
 
     def next_batch(self, batch_size: int) -> list[str]:
         """Per family (or over the pool), the top tasks by the learner's ``expected_gain`` (ties: pool order)."""
-        gain = self.learner.expected_gain(np.arange(len(self.task_ids)), self.held, self.group)
+        nodes = np.arange(len(self.task_ids))
+        gain = self.learner.expected_gain(nodes, self.held, self.group)
+        if self.declared:
+            gain = np.where(self.rolled, gain, self.learner.expected_gain(nodes, self.held, self.group, declared=True))
         parts = self.mixture.groups(batch_size) if self.mixture else [(np.arange(len(gain)), batch_size)]
         picks = [members[np.argsort(-gain[members], kind="stable")[:count]] for members, count in parts]
         return [self.task_ids[i] for i in np.concatenate(picks)]

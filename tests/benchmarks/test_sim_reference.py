@@ -99,6 +99,56 @@ def test_expected_gain_is_the_held_out_change_of_a_small_step(pool, kind: str) -
         assert (gain[learner.dead[picks]] == 0).all() and learner.dead[picks].any()
 
 
+@pytest.mark.parametrize("kind", ["A", "B"])
+def test_declared_gain_is_the_true_gain_averaged_over_the_hidden_draws(pool, kind: str) -> None:
+    """``expected_gain(declared=True)`` is the mean of the true expected gain over what a task's
+    declarations leave open: its hidden difficulty and, on learner B, whether a task whose gold
+    makes a call is one of the undeclared dead ends (a no-call task is always one)."""
+    train, held_nodes = pool
+    nodes = list(train.nodes) + held_nodes
+    held = np.arange(len(train), len(nodes))
+    learner = _learner(kind, nodes)
+    picks = np.arange(0, len(train), 7)
+    if kind == "B":  # the synthetic pool's golds all make calls: declare a few of the picks no-call (so dead) tasks
+        learner.no_call[picks[::5]] = learner.dead[picks[::5]] = True
+    declared = learner.expected_gain(picks, held, 8, declared=True)
+    rng = np.random.default_rng(0)
+    true_difficulty, true_dead, draws = learner.difficulty.copy(), learner.dead.copy(), []
+    for _ in range(3000):
+        learner.difficulty[picks] = learner.declared_difficulty[picks] + rng.normal(0.0, learner.HIDDEN, len(picks))
+        if kind == "B":
+            learner.dead[picks] = learner.no_call[picks] | (rng.random(len(picks)) < learner.DEAD_END_FRACTION)
+        draws.append(learner.expected_gain(picks, held, 8))
+    learner.difficulty, learner.dead = true_difficulty, true_dead
+    average = np.mean(draws, axis=0)
+    scale = np.abs(average).max()
+    assert (np.abs(average) > 0.05 * scale).sum() >= len(picks) // 2  # not a vacuous agreement on zeros
+    assert np.allclose(declared, average, rtol=0.08, atol=0.005 * scale)
+    truth = learner.expected_gain(picks, held, 8)
+    assert not np.allclose(declared, truth, rtol=0.08)  # the hidden draws matter for a single task
+    if kind == "B":
+        assert (declared[::5] == 0).all() and (declared[1::5] != 0).all()
+
+
+def test_gain_decl_rates_never_rolled_tasks_by_their_declared_gain_and_rolled_ones_by_the_truth(pool) -> None:
+    train, held_nodes = pool
+    nodes = list(train.nodes) + held_nodes
+    held = np.arange(len(train), len(nodes))
+    learner = Learner(nodes, seed=3)
+    every = np.arange(len(train))
+    truth, declared = learner.expected_gain(every, held, 8), learner.expected_gain(every, held, 8, declared=True)
+    oracle = GainOracleScheduler(train, learner, held, 8, mixed=False, declared=True)
+    first = np.array([oracle.position[t] for t in oracle.next_batch(16)])
+    assert np.array_equal(first, np.argsort(-declared, kind="stable")[:16])
+    outside = np.setdiff1d(every, first)
+    hidden_gem = outside[np.argmax(truth[outside])]  # a task whose hidden difficulty makes it better than declared
+    assert truth[hidden_gem] > np.sort(declared)[-16]
+    oracle.update(oracle.task_ids[hidden_gem], np.ones(8))
+    second = np.array([oracle.position[t] for t in oracle.next_batch(16)])
+    assert hidden_gem in second
+    assert np.array_equal(second, np.argsort(-np.where(every == hidden_gem, truth, declared), kind="stable")[:16])
+
+
 def test_gain_oracle_takes_each_familys_best_gains_at_the_target_mix(pool) -> None:
     train, held_nodes = pool
     nodes = list(train.nodes) + held_nodes
