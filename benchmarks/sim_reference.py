@@ -118,6 +118,14 @@ class GainOracleScheduler(OracleScheduler):
         """Remember that ``task_id`` was rolled (``gain-decl`` knows it exactly from then on)."""
         self.rolled[self.position[task_id]] = True
 
+    def predict(self, task_ids: list[str]) -> dict[str, np.ndarray]:
+        """The true ``p (1 - p)``; for ``gain-decl``, a never-rolled task's declaration ceiling (``expected_variance``)."""
+        variance = super().predict(task_ids)["variance"]
+        if not self.declared:
+            return {"variance": variance}
+        nodes = np.array([self.position[t] for t in task_ids], dtype=np.int64)
+        return {"variance": np.where(self.rolled[nodes], variance, self.learner.expected_variance(nodes))}
+
     def next_batch(self, batch_size: int) -> list[str]:
         """Per family (or over the pool), the top tasks by the learner's ``expected_gain`` (ties: pool order)."""
         nodes = np.arange(len(self.task_ids))

@@ -146,6 +146,9 @@ def test_gain_decl_rates_never_rolled_tasks_by_their_declared_gain_and_rolled_on
     oracle.update(oracle.task_ids[hidden_gem], np.ones(8))
     second = np.array([oracle.position[t] for t in oracle.next_batch(16)])
     assert hidden_gem in second
+    told = oracle.predict([oracle.task_ids[i] for i in (hidden_gem, first[0])])["variance"]
+    p = learner.success(np.array([hidden_gem]))
+    assert np.allclose(told, [p[0] * (1 - p[0]), learner.expected_variance(first[:1])[0]])
     assert np.array_equal(second, np.argsort(-np.where(every == hidden_gem, truth, declared), kind="stable")[:16])
 
 
