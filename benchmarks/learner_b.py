@@ -122,21 +122,18 @@ class LearnerB:
         p = 1.0 / (1.0 + np.exp(-logits))
         return (p * (1 - p)) @ weights / weights.sum()
 
-    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int, declared: bool = False) -> np.ndarray:
-        """First-order expected change of the mean success over ``held`` from one group of ``group`` rollouts of each of ``nodes``.
+    def direction(self, nodes: np.ndarray, held: np.ndarray, declared: bool = False) -> np.ndarray:
+        """First-order change of the mean success over ``held`` per unit of group signal ``var / 0.25`` on each of ``nodes``.
 
-        Assumptions 1, 3, 4 and 6 to first order: the group's expected signal
-        ``(G - 1) / G * p (1 - p) / 0.25`` moves its weakest tool, environment and pattern, and
-        lowers its conflicting environments (which, unused by the group, then keep ``1 - FORGET``
-        of that drop); a held-out task responds through its own weakest tool, environment and
-        pattern. Dead ends and memorisation move no held-out task. Picking a task also spares
-        its tools and environment that step's forgetting; that term does not grow with the
-        group's signal and is left out.
+        Assumptions 1, 3, 4 and 6 to first order: the signal moves the node's weakest tool,
+        environment and pattern, and lowers its conflicting environments (which, unused by the
+        group, then keep ``1 - FORGET`` of that drop); a held-out task responds through its own
+        weakest tool, environment and pattern. Dead ends and memorisation move no held-out task.
+        Picking a task also spares its tools and environment that step's forgetting; that term
+        does not grow with the group's signal and is left out.
 
-        ``declared``: the expectation over what a task's declarations do not reveal, its hidden
-        difficulty and whether it is one of the undeclared dead ends: a task whose gold makes a
-        call is live with probability ``1 - DEAD_END_FRACTION`` and then gives its expected
-        variance; a no-call task is a declared dead end (0).
+        ``declared``: a task's chance of being live as its declarations tell it, instead of whether
+        it is: ``1 - DEAD_END_FRACTION`` for a task whose gold makes a call, 0 for a no-call task.
         """
         held = np.asarray(held)
         live = held[~self.dead[held]]
@@ -152,12 +149,24 @@ class LearnerB:
         interference = (1 - self.FORGET) * self.INTERFERENCE * self.lr[env] * (self.conflict[env] @ gradient)
         pattern = self.pattern[nodes]
         direct = self.lr[weakest] * gradient[weakest] + self.lr[env] * gradient[env] + self.lr[pattern] * gradient[pattern]
+        alive = np.where(self.no_call[nodes], 0.0, 1.0 - self.DEAD_END_FRACTION) if declared else (~self.dead[nodes]).astype(float)
+        return alive * (direct - interference)
+
+    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int, declared: bool = False) -> np.ndarray:
+        """First-order expected change of the mean success over ``held`` from one group of ``group`` rollouts of each of ``nodes``.
+
+        The group's expected signal ``(G - 1) / G * p (1 - p) / 0.25`` times the :meth:`direction`.
+        ``declared``: the expectation over what a task's declarations do not reveal, its hidden
+        difficulty and whether it is one of the undeclared dead ends (a live task's expected
+        variance times its declared chance of being live).
+        """
+        nodes = np.asarray(nodes)
         if declared:
-            live = np.where(self.no_call[nodes], 0.0, 1.0 - self.DEAD_END_FRACTION)
-            return (group - 1) / group * live * self._live_variance(nodes) / 0.25 * (direct - interference)
-        p = self.success(nodes)
-        signal = (group - 1) / group * p * (1 - p) / 0.25
-        return np.where(self.dead[nodes], 0.0, signal * (direct - interference))
+            variance = self._live_variance(nodes)
+        else:
+            p = self.success(nodes)
+            variance = p * (1 - p)
+        return (group - 1) / group * variance / 0.25 * self.direction(nodes, held, declared)
 
     def learn(self, nodes: np.ndarray, variances: np.ndarray) -> None:
         """Apply one step's groups (assumptions 2-5)."""

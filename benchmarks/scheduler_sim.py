@@ -39,7 +39,8 @@ not choose, so the selection does not shorten the range of its predictions. The 
 references, not schedulers (:mod:`benchmarks.sim_reference`): ``oracle`` picks the tasks of
 highest true ``p (1 - p)``; ``gain`` those of highest true expected held-out gain within the
 target mix (``gain-free``: without it), the reachable ceiling, and ``gain-decl`` the same blind
-to a never-rolled task's hidden difficulty and undeclared dead-end status; ``truth-all``, ``truth-new`` and
+to a never-rolled task's hidden difficulty and undeclared dead-end status; ``direction`` scores
+EnvSched's own predictions along the learner's declared direction; ``truth-all``, ``truth-new`` and
 ``decl-new`` run EnvSched told the true variance of every task, the true variance of
 never-rolled tasks, and the declaration ceiling of never-rolled tasks; ``dead`` runs it told
 which tasks are dead ends, ``truth-dead`` told both.
@@ -77,14 +78,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import envsched_gym
 from benchmarks.learner_b import LearnerB
-from benchmarks.sim_reference import GAIN, TOLD, GainOracleScheduler, OracleScheduler, told_envsched
+from benchmarks.sim_reference import DIRECTED, GAIN, TOLD, DirectedEnvSched, GainOracleScheduler, OracleScheduler, told_envsched
 from benchmarks.sim_report import Run, acceptance, family_table, summarise
 from envsched_gym.curriculum import execution_signature, make_scheduler, parse_variant
 from envsched_gym.curriculum.features import task_tools
 from envsched_gym.suite import Suite, TaskNode, parse_weights
 
 FAMILIES = ("ToolWorld", "BFCL", "Tau", "ACE")
-ORDER = ("envsched", "random", "dapo", "mopps", "plr", "dump", "oracle", *GAIN, *TOLD)
+ORDER = ("envsched", "random", "dapo", "mopps", "plr", "dump", "oracle", *GAIN, DIRECTED, *TOLD)
 PROBE = 128
 """Never-seen train tasks drawn at every step for the unselected calibration (:func:`probe`)."""
 
@@ -164,19 +165,26 @@ class Learner:
         p = 1.0 / (1.0 + np.exp(-logits))
         return (p * (1 - p)) @ weights / weights.sum()
 
-    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int, declared: bool = False) -> np.ndarray:
-        """First-order expected change of the mean success over ``held`` from one group of ``group`` rollouts of each of ``nodes``.
+    def direction(self, nodes: np.ndarray, held: np.ndarray, declared: bool = False) -> np.ndarray:
+        """First-order change of the mean success over ``held`` per unit of group signal ``var / 0.25`` on each of ``nodes``.
 
-        A group's expected variance is ``(G - 1) / G * p (1 - p)``; it moves the node's skills by
-        ``lr * var / 0.25`` (:meth:`learn`), and the held-out mean moves by the skills' gradient.
-        ``declared``: the expectation over the nodes' hidden difficulty instead (``p (1 - p)``
-        replaced by :meth:`expected_variance`): what is known of a task before its own rollouts.
+        The signal moves every skill of the node by ``lr`` times it (:meth:`learn`); the held-out
+        mean moves by those skills' gradient. ``declared`` changes nothing: learner A has no dead ends.
         """
         p_held = self.success(held)
         gradient = self.weights[held].T @ (p_held * (1 - p_held)) / len(held)
+        return self.member[nodes] @ (self.lr * gradient)
+
+    def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int, declared: bool = False) -> np.ndarray:
+        """First-order expected change of the mean success over ``held`` from one group of ``group`` rollouts of each of ``nodes``.
+
+        A group's expected signal is ``(G - 1) / G * p (1 - p) / 0.25``, times the :meth:`direction`.
+        ``declared``: the expectation over the nodes' hidden difficulty instead (``p (1 - p)``
+        replaced by :meth:`expected_variance`): what is known of a task before its own rollouts.
+        """
         p = self.success(nodes)
         variance = self.expected_variance(nodes) if declared else p * (1 - p)
-        return (group - 1) / group * variance / 0.25 * (self.member[nodes] @ (self.lr * gradient))
+        return (group - 1) / group * variance / 0.25 * self.direction(nodes, held)
 
     def learn(self, nodes: np.ndarray, variances: np.ndarray) -> None:
         """Apply one step's groups: each moves its task's skills by ``lr * var / 0.25``."""
@@ -222,6 +230,8 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
         scheduler: Any = OracleScheduler(train, learner)
     elif name in GAIN:
         scheduler = GainOracleScheduler(train, learner, held, cfg.group, mixed=name != "gain-free", declared=name == "gain-decl")
+    elif name == DIRECTED:
+        scheduler = DirectedEnvSched(train, learner, held, seed, **(overrides or {}))
     elif name in TOLD:
         scheduler = told_envsched(name, train, learner, seed, cfg.group, **(overrides or {}))
     else:

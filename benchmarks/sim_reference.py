@@ -16,6 +16,11 @@ None of these is a scheduler; each bounds one part of EnvSched's gap to what is 
   the undeclared dead ends: ``expected_gain(declared=True)``); a task it has rolled it knows
   exactly, more than one group reveals. The ceiling of a scheduler that sees no task's hidden
   draws before its rollouts.
+- ``direction`` (:class:`DirectedEnvSched`): EnvSched's own predicted variance times its
+  progress factor times the learner's declared :meth:`direction` of each task (how much a unit
+  of its group's signal moves the held-out score: every skill, the learning rule and the held-out
+  tasks known, on learner B the undeclared dead ends not), the top of each family's target count.
+  EnvSched's predictions with the one thing ``gain-decl`` adds that a scheduler cannot see.
 - ``truth-all``: EnvSched itself, every predicted variance replaced by the learner's true
   ``p (1 - p)`` (:class:`ToldPredictor`): its selection rule (mix, quotas, transfer and progress
   terms) with perfect predictions.
@@ -44,6 +49,8 @@ from envsched_gym.suite import Suite
 
 GAIN = ("gain", "gain-free", "gain-decl")
 """The held-out-gain oracle rows: with and without the family mix, and blind to never-rolled tasks' hidden draws (module docstring)."""
+DIRECTED = "direction"
+"""The row of EnvSched's predictions with the learner's direction (:class:`DirectedEnvSched`)."""
 TOLD = ("truth-all", "truth-new", "decl-new", "dead", "truth-dead")
 """The told-EnvSched reference rows, in table order (see the module docstring)."""
 _TELLS = {"truth-all": "all", "truth-new": "new", "decl-new": "new", "dead": "none", "truth-dead": "all"}
@@ -59,6 +66,8 @@ class SimulatedLearner(Protocol):
 
     @property
     def dead(self) -> np.ndarray: ...
+
+    def direction(self, nodes: np.ndarray, held: np.ndarray, declared: bool = False) -> np.ndarray: ...
 
     def expected_gain(self, nodes: np.ndarray, held: np.ndarray, group: int, declared: bool = False) -> np.ndarray: ...
 
@@ -134,6 +143,47 @@ class GainOracleScheduler(OracleScheduler):
             gain = np.where(self.rolled, gain, self.learner.expected_gain(nodes, self.held, self.group, declared=True))
         parts = self.mixture.groups(batch_size) if self.mixture else [(np.arange(len(gain)), batch_size)]
         picks = [members[np.argsort(-gain[members], kind="stable")[:count]] for members, count in parts]
+        return [self.task_ids[i] for i in np.concatenate(picks)]
+
+
+class DirectedEnvSched(EnvSchedScheduler):
+    """Reference only (not a real scheduler): EnvSched's predictions scored along the learner's declared direction.
+
+    Every node's score is its predicted variance, recomputed for every node at every step
+    (EnvSched recomputes its candidates' before it picks), x its progress factor (to the
+    configured weight) x ``learner.direction(node, held, declared=True)``; each family's target
+    count of the batch is filled with the family's best scores, with no environment quotas,
+    bonus or similarity penalty (ties: EnvSched's seeded tie-break).
+
+    Args:
+        train: The scheduled nodes (the learner's first ``len(train)`` nodes).
+        learner: The simulated learner (read, never changed).
+        held: The learner's node indices of the held-out tasks.
+        seed: EnvSched's seed.
+        **overrides: EnvSched options, as for :class:`EnvSchedScheduler`.
+    """
+
+    name = DIRECTED
+
+    def __init__(self, train: Suite, learner: SimulatedLearner, held: np.ndarray, seed: int = 0, **overrides: Any) -> None:
+        super().__init__(train, seed=seed, **overrides)
+        self.learner, self.held = learner, held
+
+    def directed_scores(self) -> np.ndarray:
+        """Every node's predicted variance x progress factor x declared direction, plus the tie-break."""
+        nodes = np.arange(len(self.task_ids))
+        variance = self.predictor.variance * self.progress.factor(nodes) ** self.config.progress_weight
+        return variance * self.learner.direction(nodes, self.held, declared=True) + self.tie_break
+
+    def next_batch(self, batch_size: int) -> list[str]:
+        """Recompute every prediction, then fill each family's count with its best :meth:`directed_scores`."""
+        size = self.check_batch_size(batch_size)
+        self.predictor.refresh_all()
+        self.progress.refresh()
+        score = self.directed_scores()
+        picks = [members[np.argsort(-score[members], kind="stable")[:count]] for members, count in self.mixture.groups(size)]
+        self.step += 1
+        self.predictor.advance()
         return [self.task_ids[i] for i in np.concatenate(picks)]
 
 

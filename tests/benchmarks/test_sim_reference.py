@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks.learner_b import LearnerB
 from benchmarks.scheduler_sim import Learner, _pattern, _skills_of
-from benchmarks.sim_reference import GainOracleScheduler, ToldPredictor, told_envsched
+from benchmarks.sim_reference import DirectedEnvSched, GainOracleScheduler, ToldPredictor, told_envsched
 from envsched_gym.curriculum import EnvSchedScheduler
 from envsched_gym.curriculum.mixture import Mixture
 from envsched_gym.curriculum.synthetic import synthetic_suite
@@ -150,6 +150,54 @@ def test_gain_decl_rates_never_rolled_tasks_by_their_declared_gain_and_rolled_on
     p = learner.success(np.array([hidden_gem]))
     assert np.allclose(told, [p[0] * (1 - p[0]), learner.expected_variance(first[:1])[0]])
     assert np.array_equal(second, np.argsort(-np.where(every == hidden_gem, truth, declared), kind="stable")[:16])
+
+
+@pytest.mark.parametrize("kind", ["A", "B"])
+def test_expected_gain_is_the_expected_signal_along_the_direction(pool, kind: str) -> None:
+    train, held_nodes = pool
+    nodes = list(train.nodes) + held_nodes
+    held = np.arange(len(train), len(nodes))
+    learner = _learner(kind, nodes)
+    picks = np.arange(len(train))
+    p = learner.success(picks)
+    truth = 7 / 8 * p * (1 - p) / 0.25 * learner.direction(picks, held)
+    assert np.allclose(learner.expected_gain(picks, held, 8), truth) and (truth != 0).any()
+    declared = learner.expected_gain(picks, held, 8, declared=True)
+    direction = learner.direction(picks, held, declared=True)
+    live = np.sign(np.abs(direction)) > 0
+    assert live.sum() > len(picks) // 2
+    assert np.allclose(declared[live] / direction[live], 7 / 8 * learner._live_variance(picks[live]) / 0.25 if kind == "B"
+                       else 7 / 8 * learner.expected_variance(picks[live]) / 0.25)  # fmt: skip
+    if kind == "B":  # the declared direction weighs a live-looking task by its chance of being live, dead or not
+        undeclared = learner.dead[picks] & ~learner.no_call[picks]
+        assert undeclared.any() and (direction[undeclared] != 0).all()
+        assert (learner.direction(picks, held)[learner.dead[picks]] == 0).all()
+
+
+def test_direction_row_fills_each_family_with_its_best_directed_predictions(pool) -> None:
+    train, held_nodes = pool
+    nodes = list(train.nodes) + held_nodes
+    held = np.arange(len(train), len(nodes))
+    learner = LearnerB(nodes, 3, _skills_of, _pattern)
+    scheduler, own = DirectedEnvSched(train, learner, held, seed=0), EnvSchedScheduler(train, seed=0)
+    family, rng = scheduler.mixture.family_of, np.random.default_rng(0)
+    for _ in range(3):
+        batch = scheduler.next_batch(16)
+        own.next_batch(16)  # the same fits and clock as the row's
+        every = np.arange(len(train))
+        assert np.allclose(scheduler.predictor.compute(every)[0], own.predictor.compute(every)[0])  # EnvSched's own predictor
+        score = scheduler.directed_scores()  # the state the batch was picked on: refreshed, no update since
+        picked = np.array(scheduler.positions(batch))
+        for f in np.unique(family[picked]):
+            members, chosen = np.flatnonzero(family == f), picked[family[picked] == f]
+            assert set(chosen) == set(members[np.argsort(-score[members], kind="stable")[: len(chosen)]])
+        rewards = (rng.random((len(batch), 8)) < learner.success(picked)[:, None]).astype(float)
+        for task_id, r in zip(batch, rewards, strict=True):
+            scheduler.update(task_id, r)
+            own.update(task_id, r)
+    direction = learner.direction(np.arange(len(train)), held, declared=True)
+    variance = scheduler.predictor.variance * scheduler.progress.factor(np.arange(len(train)))
+    assert not np.array_equal(np.argsort(-direction * variance)[:16], np.argsort(-variance)[:16])  # the direction changes picks
 
 
 def test_gain_oracle_takes_each_familys_best_gains_at_the_target_mix(pool) -> None:
