@@ -137,10 +137,11 @@ class GainOracleScheduler(OracleScheduler):
 
     def next_batch(self, batch_size: int) -> list[str]:
         """Per family (or over the pool), the top tasks by the learner's ``expected_gain`` (ties: pool order)."""
-        nodes = np.arange(len(self.task_ids))
-        gain = self.learner.expected_gain(nodes, self.held, self.group)
-        if self.declared:
-            gain = np.where(self.rolled, gain, self.learner.expected_gain(nodes, self.held, self.group, declared=True))
+        gain = np.zeros(len(self.task_ids))
+        known = self.rolled if self.declared else np.ones(len(gain), dtype=bool)
+        for part, declared in ((np.flatnonzero(known), False), (np.flatnonzero(~known), True)):
+            if len(part):
+                gain[part] = self.learner.expected_gain(part, self.held, self.group, declared=declared)
         parts = self.mixture.groups(batch_size) if self.mixture else [(np.arange(len(gain)), batch_size)]
         picks = [members[np.argsort(-gain[members], kind="stable")[:count]] for members, count in parts]
         return [self.task_ids[i] for i in np.concatenate(picks)]

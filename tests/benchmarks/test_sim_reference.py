@@ -164,10 +164,10 @@ def test_expected_gain_is_the_expected_signal_along_the_direction(pool, kind: st
     assert np.allclose(learner.expected_gain(picks, held, 8), truth) and (truth != 0).any()
     declared = learner.expected_gain(picks, held, 8, declared=True)
     direction = learner.direction(picks, held, declared=True)
-    live = np.sign(np.abs(direction)) > 0
+    live = direction != 0
     assert live.sum() > len(picks) // 2
-    assert np.allclose(declared[live] / direction[live], 7 / 8 * learner._live_variance(picks[live]) / 0.25 if kind == "B"
-                       else 7 / 8 * learner.expected_variance(picks[live]) / 0.25)  # fmt: skip
+    variance = learner._live_variance if kind == "B" else learner.expected_variance  # B's: as if the task were live
+    assert np.allclose(declared[live] / direction[live], 7 / 8 * variance(picks[live]) / 0.25)
     if kind == "B":  # the declared direction weighs a live-looking task by its chance of being live, dead or not
         undeclared = learner.dead[picks] & ~learner.no_call[picks]
         assert undeclared.any() and (direction[undeclared] != 0).all()
