@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from envsched_gym.curriculum.base import BaseScheduler
 from envsched_gym.curriculum.features import NodeFeatures, build_features
@@ -95,6 +96,7 @@ class EnvSchedConfig:
     transfer_weight: float = 0.5
     repeat_discount: float = 1.0
     progress_weight: float = 1.0
+    direction_transfer: float = 1.0
     predictor: PredictorConfig = field(default_factory=PredictorConfig)
 
 
@@ -130,13 +132,18 @@ class EnvSchedScheduler(BaseScheduler):
         cfg = self.config
         self.features = features or build_features(suite.nodes, text_weight=cfg.text_weight)
         self.graph = graph or DualGraph.build(self.features, cfg.k_within, cfg.k_cross, cfg.block, cfg.cross_block, seed)
-        model = DeclarationModel(self.features, cfg.predictor.model_half_life, cfg.predictor.model_penalty)
+        model = DeclarationModel(self.features, cfg.predictor.model_half_life, cfg.predictor.model_penalty, exposure=cfg.predictor.model_exposure)
         self.predictor = VariancePredictor(self.graph, self.env_of, model, cfg.predictor)
         self.tie_break = np.random.default_rng([seed, 1]).random(len(self.task_ids)) * 1e-6
         units = self.features.units
         self._unit_reach = np.sqrt(np.maximum(units.count - 1, 0) / max(len(self.task_ids) - 1, 1))
         self._unit_mass = np.asarray(units.matrix.sum(axis=0)).ravel()
         self._discounted = units.kind != KINDS.index("signature")
+        member = units.matrix.copy()
+        member.data[:] = 1.0  # a group trains each tool it calls, not a share of one
+        self._transfer_rows = sp.hstack([member, units.matrix], format="csr") if self.config.direction_transfer else units.matrix
+        self._transfer_mass = np.asarray(self._transfer_rows.sum(axis=0)).ravel()
+        self._values: np.ndarray | None = None
         self.env_groups = np.zeros(len(self.env_ids))
         self.progress = LearningProgress(len(self.task_ids))
         self._within_in = self.graph.within.T.tocsr()
@@ -157,6 +164,7 @@ class EnvSchedScheduler(BaseScheduler):
         size = self.check_batch_size(batch_size)
         refreshed = self.predictor.refresh()
         self.progress.refresh()
+        self._values = None  # the unit values follow the refreshed predictions once per batch
         self._base_score[refreshed] = self._node_score(refreshed)
         score = self.scores()  # one snapshot serves every family: a fill refreshes only its own family's nodes
         picks: list[int] = []
@@ -195,14 +203,19 @@ class EnvSchedScheduler(BaseScheduler):
     def transfer_value(self, nodes: np.ndarray, covered: np.ndarray | None = None) -> np.ndarray:
         """How much of what ``nodes`` teach is shared by the pool and not yet learned (1: the pool's average node).
 
-        Per unit ``u`` (a tool the gold calls, the environment, a signature category;
-        :mod:`envsched_gym.curriculum.units`): ``reach_u = sqrt((nodes having u - 1) / (n - 1))``,
-        the part of the pool a lesson on ``u`` can carry to, times ``room_u = 1 -`` the decayed
-        success rate of the groups that exercised ``u`` (one group at the pool's mean as prior).
-        A node's value per kind is the weighted mean of ``reach_u room_u`` over its units of that
-        kind, divided by the pool's mean for the kind; its transfer value is the mean over the
-        three kinds. A unit no other task has (a BFCL single-turn function) carries nothing, and a
-        task whose gold makes no call has no tool part.
+        With ``direction_transfer`` (the default) it is the plug-in form of a group's first-order
+        effect on the pool's success: over the tools and the environment the node exercises (each
+        in full), ``rate_kind x S_u``. ``S_u`` is unit ``u``'s *sensitivity mass*, the pool's
+        predicted within-group variance summed over the nodes having ``u`` (row-weighted, over the
+        pool size): a lesson on ``u`` moves the success of those of its tasks that are neither
+        solved nor hopeless. ``rate_kind`` is how far a unit of group signal moves a task's logit
+        through a tool or through an environment, the declaration model's fitted exposure effect
+        (:meth:`envsched_gym.curriculum.regression.DeclarationModel.exposure_effect`, plus a
+        prior of ``RATE_PRIOR`` so that the two start equal). Signature categories are left out:
+        nearly a whole family shares them (measured: with them the picks were worse). Without it,
+        the older form: per unit ``reach_u room_u``, ``reach_u = sqrt((nodes having u - 1) / (n - 1))``
+        and ``room_u = 1 -`` the decayed success rate of the unit's groups, the row-weighted mean over
+        each kind over its pool mean, averaged over the three kinds.
 
         ``covered`` (per unit: how much of it the batch's earlier picks exercise, their unit rows
         summed) discounts tool and environment units by ``1 / (1 + repeat_discount * covered)``:
@@ -211,20 +224,43 @@ class EnvSchedScheduler(BaseScheduler):
         discounted (nearly every task of a family shares them).
         """
         values = self._unit_values() if covered is None else self._discount(self._unit_values(), covered)
-        return np.asarray(self.features.units.matrix[nodes] @ values).ravel() / 3.0
+        return np.asarray(self._transfer_rows[nodes] @ values).ravel()
+
+    RATE_PRIOR = 0.01
+    """Logit change per unit of signal added to both fitted exposure effects (see :meth:`transfer_value`)."""
 
     def _discount(self, values: np.ndarray, covered: np.ndarray) -> np.ndarray:
         """Unit ``values`` with the tool and environment units the batch already ``covered`` discounted."""
-        return values / (1.0 + self.config.repeat_discount * np.where(self._discounted, covered, 0.0))
+        covered = np.where(self._discounted, covered, 0.0)
+        if len(values) > len(covered):  # the direction form's values: full credit, then share credit
+            covered = np.r_[covered, covered]
+        return values / (1.0 + self.config.repeat_discount * covered)
 
     def _unit_values(self) -> np.ndarray:
-        """``reach_u room_u`` of every unit over its kind's pool mean (see :meth:`transfer_value`)."""
+        """Per unit, what a pick's transfer value gains from it (see :meth:`transfer_value`); cached per batch."""
+        if self._values is None:
+            self._values = self._direction_values() if self.config.direction_transfer else self._room_values()
+        return self._values
+
+    def _direction_values(self) -> np.ndarray:
+        """``rate x S_u`` of every unit for full credit, then of every tool for a share, scaled so that the pool's mean transfer value is 1."""
+        units = self.features.units
+        effect = np.maximum(self.predictor.model.exposure_effect(), 0.0) + self.RATE_PRIOR
+        mass = (units.matrix.T @ self.predictor.variance) / len(self.task_ids)
+        is_tool, is_env = units.kind == KINDS.index("tool"), units.kind == KINDS.index("env")
+        full = mass * np.where(is_tool, effect[0], np.where(is_env, effect[2], 0.0))
+        share = mass * np.where(is_tool, effect[1], 0.0)
+        values = np.r_[full, share]
+        return values / max(float(self._transfer_mass @ values) / len(self.task_ids), 1e-12)
+
+    def _room_values(self) -> np.ndarray:
+        """``reach_u room_u`` of every unit over its kind's pool mean, over 3 (the older form; see :meth:`transfer_value`)."""
         model, units = self.predictor.model, self.features.units
         prior = self.predictor.pool_prior()[1]
         room = 1.0 - (model.unit_successes + 8.0 * prior) / (model.unit_rollouts + 8.0)
         per_unit = self._unit_reach * room
         kind_mean = np.bincount(units.kind, weights=self._unit_mass * per_unit, minlength=3) / len(self.task_ids)
-        return per_unit / np.maximum(kind_mean[units.kind], 1e-12)
+        return per_unit / np.maximum(kind_mean[units.kind], 1e-12) / 3.0
 
     def _variance_term(self, nodes: np.ndarray, transfer: np.ndarray | None = None) -> np.ndarray:
         """Predicted variance x transfer value ** transfer_weight x progress ** progress_weight (``transfer``: given values, else computed)."""
@@ -337,15 +373,15 @@ class EnvSchedScheduler(BaseScheduler):
     def _spread(self, cand: np.ndarray, score: np.ndarray) -> Callable[[list[int]], np.ndarray]:
         """The candidates' scores as a function of the batch's picks so far (see :meth:`_greedy`)."""
         unit_rows, power = self.features.units.matrix, self.config.transfer_weight
-        rows, values = unit_rows[cand], self._unit_values()  # unit values do not change within a batch
+        rows, values = self._transfer_rows[cand], self._unit_values()  # unit values do not change within a batch
         alone = self._variance_term(cand, np.ones(len(cand)))  # variance x progress: the part the batch does not change
-        rest = score - alone * (np.asarray(rows @ values).ravel() / 3.0) ** power  # uncertainty, environment and tie-break terms
+        rest = score - alone * np.asarray(rows @ values).ravel() ** power  # uncertainty, environment and tie-break terms
 
         def rescore(picks: list[int]) -> np.ndarray:
             if not picks:
                 return score
             covered = np.asarray(unit_rows[picks].sum(axis=0)).ravel()
-            return rest + alone * (np.asarray(rows @ self._discount(values, covered)).ravel() / 3.0) ** power
+            return rest + alone * np.asarray(rows @ self._discount(values, covered)).ravel() ** power
 
         return rescore
 

@@ -69,6 +69,8 @@ class PredictorConfig:
         model_half_life: Steps after which a group weighs half in the declaration model (longer
             than ``half_life``: which tools and environments are hard changes more slowly than
             any one task's success rate).
+        model_exposure: Scale of the declaration model's training-exposure columns (0: none; see
+            :mod:`envsched_gym.curriculum.regression`).
     """
 
     within_weight: float = 1.0
@@ -83,6 +85,7 @@ class PredictorConfig:
     model_weight: float = 1.0
     model_penalty: float = 1.0
     model_half_life: float = 30.0
+    model_exposure: float = 1.0
 
 
 class VariancePredictor:
@@ -132,7 +135,8 @@ class VariancePredictor:
         self.stats[node] += delta
         self.last_seen[node] = self.step
         self.pending.append((node, delta))
-        self.model.observe(node, size, reward_sum, self.step)
+        signal = min(unbiased_variance * (size - 1) / size / 0.25, 1.0) if size > 1 else 0.0
+        self.model.observe(node, size, reward_sum, self.step, signal)
 
     def flush(self) -> None:
         """Apply pending updates to environment, pool and in-neighbour aggregates (vectorised)."""

@@ -6,6 +6,7 @@ success probability of each group's task as ``sigmoid(x beta)`` over the node's 
 
     units (tools used, environment, signature categories; :mod:`envsched_gym.curriculum.units`)
     + the standardised numeric signature facts + 1 + log(1 + earlier groups of this node)
+    + the training exposure of its tools and environment, one column each (below)
     + the group's age ``(born - now) / half_life`` (the drift column; 0 for a prediction)
 
 by binomial maximum likelihood with a ridge penalty (``penalty`` on every coefficient but the
@@ -24,6 +25,16 @@ re-estimated at every fit, so a plateau flattens it, and it is penalised like th
 the kept groups span a few steps their ages differ too little to tell a drift from a change in
 which tasks were picked, and the penalty keeps it near 0.
 
+The exposure columns model what training did to the units. Every checked group adds its
+*signal*, ``var / 0.25`` (its rewards' variance, clipped to 1: GRPO's expected update grows with
+it and a group whose rewards are all equal moves nothing), to every tool and to the environment
+it exercises. A row's tool column is the mean of those sums over its tools (unit-weighted), its
+environment column its environment's sum, both taken when the group arrives (so a group counts
+the training before it, not its own). A coefficient per kind then says how much a unit of signal moves a task's logit, fitted from the
+groups like the rest. It lets the fit tell a tool that was trained since its groups were rolled
+from one that was not: without it, a never-seen task's prediction followed the success of its
+units' *old* groups, whatever the training since (the drift column moves every task alike).
+
 The prediction for a node is the logit-normal ``N(x beta, s^2)``. ``s^2`` is the spread of the
 tasks' logits around the fit, estimated from the groups' overdispersion (the variance of their
 success counts beyond the binomial's, by the delta method) and shrunk towards
@@ -37,7 +48,8 @@ updates triggers one iteratively-reweighted-least-squares step, solved by at mos
 coefficients (each: two sparse products over the kept groups), so a refit costs the same at any
 pool size. A prediction is one sparse row product per node.
 
-``beta`` holds the design's coefficients, then the visits column's, then the drift's.
+``beta`` holds the design's coefficients, then the visits column's, the two exposure
+columns' (tool, env), then the drift's.
 """
 
 from __future__ import annotations
@@ -51,6 +63,15 @@ from scipy.special import expit
 
 from envsched_gym.curriculum.features import NodeFeatures
 from envsched_gym.curriculum.state import StateReader
+from envsched_gym.curriculum.units import KINDS
+
+EXPOSED = (KINDS.index("tool"), KINDS.index("tool"), KINDS.index("env"))
+"""Unit kind of each exposure column: tools credited in full, tools credited a share, the
+environment. Signature categories have none: nearly every task of a family shares them, so their
+exposure is a clock, which the drift column already is (with it the fit was unstable:
+coefficients in the hundreds)."""
+SHARED = 1
+"""The exposure column whose tools are credited ``1 / tools`` of a group's signal (the others: all of it)."""
 
 _POINTS, _WEIGHTS = np.polynomial.hermite_e.hermegauss(12)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
@@ -64,38 +85,56 @@ class DeclarationModel:
         half_life: Steps after which a group weighs half.
         penalty: Ridge penalty on every coefficient but the intercept.
         prior_residual: Logit variance assumed around the fit before there is evidence.
+        exposure: Scale of the exposure columns (0: none; a larger scale is penalised less).
     """
 
     DROP = 1.0 / 64.0
     """Groups weighing less (six half-lives old) leave the fit."""
     CG_ITERATIONS = 12
     ROWS = ("node", "prior_visits", "size", "successes", "born")
-    STATE_KEYS = (*ROWS, "visits", "beta", "residual", "pending", "fit_step")
+    STATE_KEYS = (*ROWS, "exposed", "exposure", "visits", "beta", "residual", "pending", "fit_step")
 
-    def __init__(self, features: NodeFeatures, half_life: float, penalty: float = 1.0, prior_residual: float = 2.0) -> None:
+    def __init__(
+        self, features: NodeFeatures, half_life: float, penalty: float = 1.0, prior_residual: float = 2.0, exposure: float = 1.0
+    ) -> None:
         n = len(features)
         self.design = sp.hstack([features.units.matrix, sp.csr_matrix(features.numeric.astype(np.float64)), np.ones((n, 1))], format="csr")
         self.units = features.units
         self.half_life, self.penalty, self.prior_residual = half_life, penalty, prior_residual
+        self.exposure_scale = exposure
+        self._member = features.units.matrix.copy()
+        self._member.data[:] = 1.0  # a group's signal reaches each tool and environment it exercises in full
+        self._member = self._member @ sp.diags(np.isin(self.units.kind, EXPOSED).astype(float))
+        self.exposure = np.zeros((len(self.units), 2))
+        """Summed signal of the groups that exercised each unit (see the module docstring)."""
+        self._refresh_exposure()
+        self.exposed = np.zeros((0, len(EXPOSED)))
+        """Exposure columns of every kept group, as they were when it arrived."""
         self.visits = np.zeros(n, dtype=np.int64)
         self.node = np.zeros(0, dtype=np.int64)
         self.prior_visits = np.zeros(0, dtype=np.int64)
         self.size = np.zeros(0)
         self.successes = np.zeros(0)
         self.born = np.zeros(0, dtype=np.int64)
-        self.beta = np.zeros(self.design.shape[1] + 2)
+        self.beta = np.zeros(self.design.shape[1] + 2 + len(EXPOSED))
         self.residual = prior_residual
         self.evidence = 0.0
         self.unit_rollouts = np.zeros(len(self.units))
         self.unit_successes = np.zeros(len(self.units))
-        self._pending: list[tuple[int, int, float, float]] = []
-        self._kept = self._rows(self.node, self.prior_visits)
+        self._pending: list[tuple[int, int, float, float, float]] = []
+        self._pending_exposed: list[np.ndarray] = []
+        self._kept = self._rows(self.node, self.prior_visits, self.exposed)
         self.fit_step = 0
         """The step of the last fit (its decay weighs the unit statistics)."""
 
-    def observe(self, node: int, size: int, successes: float, step: int) -> None:
-        """Queue one finished group of ``node`` (``successes``: the sum of its rewards clipped to [0, 1])."""
-        self._pending.append((node, int(self.visits[node]), float(size), float(successes)))
+    def observe(self, node: int, size: int, successes: float, step: int, signal: float = 0.0) -> None:
+        """Queue one finished group of ``node`` (``successes``: the sum of its rewards clipped to [0, 1]).
+
+        ``signal`` (``var / 0.25`` of its rewards, at most 1) joins its units' exposure at the next
+        :meth:`fit`, so the groups of one batch, rolled by one policy, see the same exposure.
+        """
+        self._pending.append((node, int(self.visits[node]), float(size), float(successes), float(signal)))
+        self._pending_exposed.append(self.exposure_columns(np.array([node]))[0])
         self.visits[node] += 1
 
     @property
@@ -106,17 +145,24 @@ class DeclarationModel:
     def fit(self, step: int) -> None:
         """Add the queued groups, drop those weighing under ``DROP``, refit the coefficients and unit statistics."""
         if self._pending:
-            node, prior, size, successes = (np.array(c) for c in zip(*self._pending, strict=True))
+            node, prior, size, successes, signal = (np.array(c) for c in zip(*self._pending, strict=True))
+            exposed = np.array(self._pending_exposed).reshape(-1, len(EXPOSED))
             self._pending.clear()
-            self.node, self.prior_visits = np.r_[self.node, node.astype(np.int64)], np.r_[self.prior_visits, prior.astype(np.int64)]
+            self._pending_exposed.clear()
+            node, prior = node.astype(np.int64), prior.astype(np.int64)
+            self.node, self.prior_visits = np.r_[self.node, node], np.r_[self.prior_visits, prior]
             self.size, self.successes = np.r_[self.size, size], np.r_[self.successes, successes]
             self.born = np.r_[self.born, np.full(len(node), step, dtype=np.int64)]
-            self._kept = sp.vstack([self._kept, self._rows(node.astype(np.int64), prior.astype(np.int64))], format="csr")
+            self.exposed = np.r_[self.exposed, exposed]
+            self._kept = sp.vstack([self._kept, self._rows(node, prior, exposed)], format="csr")
+            self.exposure[:, 0] += self._member[node].T @ signal
+            self.exposure[:, 1] += self.units.matrix[node].T @ signal
+            self._refresh_exposure()
         self.fit_step = step
         decay = 0.5 ** ((step - self.born) / self.half_life)
         alive = decay >= self.DROP
         if not alive.all():
-            for name in self.ROWS:
+            for name in (*self.ROWS, "exposed"):
                 setattr(self, name, getattr(self, name)[alive])
             self._kept, decay = self._kept[alive], decay[alive]
         self._solve(decay)
@@ -137,7 +183,7 @@ class DeclarationModel:
             return np.r_[rows.T @ u, age @ u]
 
         penalty = np.full(len(self.beta), self.penalty)
-        penalty[-3] = 1e-4  # the intercept
+        penalty[self.design.shape[1] - 1] = 1e-4  # the intercept
         rate = self.successes / self.size
         logit = product(self.beta)
         p = np.clip(expit(logit), 1e-4, 1 - 1e-4)
@@ -160,12 +206,27 @@ class DeclarationModel:
         self.unit_rollouts = (self._kept.T @ (decay * self.size))[:units]
         self.unit_successes = (self._kept.T @ (decay * self.successes))[:units]
 
-    def _rows(self, nodes: np.ndarray, prior_visits: np.ndarray) -> sp.csr_matrix:
-        return sp.hstack([self.design[nodes], np.log1p(prior_visits)[:, None]], format="csr")
+    def exposure_columns(self, nodes: np.ndarray) -> np.ndarray:
+        """``(len(nodes), 2)``: each node's tool and environment exposure (see the module docstring), with the signal applied so far."""
+        return np.asarray(self.units.matrix[nodes] @ self._exposure_by_kind)
+
+    def exposure_effect(self) -> np.ndarray:
+        """The fitted logit change per unit of exposure, for tools and environments."""
+        return self.beta[-1 - len(EXPOSED) : -1]
+
+    def _refresh_exposure(self) -> None:
+        """Lay the units' exposure out by kind (``(units, 3)``, scaled), as :meth:`exposure_columns` reads it."""
+        self._exposure_by_kind = np.zeros((len(self.units), len(EXPOSED)))
+        for column, kind in enumerate(EXPOSED):
+            credit = self.exposure[:, 1 if column == SHARED else 0]
+            self._exposure_by_kind[:, column] = np.where(self.units.kind == kind, credit * self.exposure_scale, 0.0)
+
+    def _rows(self, nodes: np.ndarray, prior_visits: np.ndarray, exposed: np.ndarray) -> sp.csr_matrix:
+        return sp.hstack([self.design[nodes], np.log1p(prior_visits)[:, None], exposed], format="csr")
 
     def predict(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(E[p], E[p (1 - p)])`` of ``nodes`` under the current fit (the prior 0.5 logit spread before any group)."""
-        logit = self._rows(nodes, self.visits[nodes]) @ self.beta[:-1]  # age 0: the current policy
+        logit = self._rows(nodes, self.visits[nodes], self.exposure_columns(nodes)) @ self.beta[:-1]  # age 0: the current policy
         p = expit(logit[:, None] + np.sqrt(self.residual) * _POINTS[None, :])
         return p @ _WEIGHTS, (p * (1.0 - p)) @ _WEIGHTS
 
@@ -174,9 +235,9 @@ class DeclarationModel:
         """The kept groups, the groups queued since the last fit, per-node visit counts,
         coefficients and residual (JSON-able). Saving does not fit: the queued groups are saved as
         they are, so a restored model fits at the same step the uninterrupted one does."""
-        state: dict[str, Any] = {name: getattr(self, name).tolist() for name in (*self.ROWS, "visits", "beta")}
+        state: dict[str, Any] = {name: getattr(self, name).tolist() for name in (*self.ROWS, "exposed", "exposure", "visits", "beta")}
         state["residual"] = self.residual
-        state["pending"] = [list(p) for p in self._pending]
+        state["pending"] = [[*p, *e.tolist()] for p, e in zip(self._pending, self._pending_exposed, strict=True)]
         state["fit_step"] = self.fit_step
         return state
 
@@ -192,10 +253,13 @@ class DeclarationModel:
                 reader.fail(name, f"has length {length}, expected {common} like the other group arrays {list(self.ROWS)}")
         if len(values["node"]) and values["node"].max() >= len(self.visits):
             reader.fail("node", f"holds node {values['node'].max()}, outside the {len(self.visits)} nodes")
+        values["exposed"] = reader.array("exposed", (common, len(EXPOSED)), minimum=0) if common else np.zeros((0, len(EXPOSED)))
+        values["exposure"] = reader.array("exposure", self.exposure.shape, minimum=0)
         values["visits"] = reader.array("visits", self.visits.shape, integer=True, minimum=0)
         values["beta"] = reader.array("beta", self.beta.shape)
         values["residual"] = reader.number("residual", minimum=0.0)
-        pending = reader.array("pending", (-1, 4), minimum=0) if reader.state.get("pending") else np.zeros((0, 4))
+        width = 5 + len(EXPOSED)  # node, prior visits, size, successes, signal, then the exposure columns
+        pending = reader.array("pending", (-1, width), minimum=0) if reader.state.get("pending") else np.zeros((0, width))
         if len(pending) and pending[:, 0].max() >= len(self.visits):
             reader.fail("pending", f"holds node {int(pending[:, 0].max())}, outside the {len(self.visits)} nodes")
         values["pending"] = pending
@@ -208,6 +272,8 @@ class DeclarationModel:
         pending = values.pop("pending")
         for name, value in values.items():
             setattr(self, name, value)
-        self._pending = [(int(n), int(v), float(size), float(ok)) for n, v, size, ok in pending]
-        self._kept = self._rows(self.node, self.prior_visits)
+        self._pending = [(int(row[0]), int(row[1]), float(row[2]), float(row[3]), float(row[4])) for row in pending]
+        self._pending_exposed = [row[5:] for row in pending]
+        self._kept = self._rows(self.node, self.prior_visits, self.exposed)
+        self._refresh_exposure()
         self._unit_statistics(0.5 ** ((self.fit_step - self.born) / self.half_life))  # as the last fit left them
