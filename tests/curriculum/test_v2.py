@@ -137,14 +137,14 @@ def _tools_of(suite: Suite, batch: list[str]) -> list[str]:
 
 def test_a_batch_spreads_over_tools_once_a_tool_is_in_it() -> None:
     suite = _shared_tool_suite()
-    alone = EnvSchedScheduler(suite, seed=0, repeat_discount=0).next_batch(4)
-    assert _tools_of(suite, alone) == ["shared_tool"] * 4  # the most shared tool wins every slot when picks are valued alone
-    # shared_tool reaches 39 other tasks, an own tool 9: valued at sqrt(39/9) = 2.1x, it still takes a second slot at
-    # 1 / (1 + 1) of its value, not a third at 1 / (1 + 2)
-    spread = EnvSchedScheduler(suite, seed=0).next_batch(4)
-    assert _tools_of(suite, spread).count("shared_tool") == 2 and len(set(_tools_of(suite, spread))) == 3
-    strong = EnvSchedScheduler(suite, seed=0, repeat_discount=3).next_batch(4)
-    assert _tools_of(suite, strong).count("shared_tool") == 1 and len(set(_tools_of(suite, strong))) == 4
+    counts = {}
+    for discount in (0, 1, 10):
+        batch = _tools_of(suite, EnvSchedScheduler(suite, seed=0, repeat_discount=discount).next_batch(4))
+        counts[discount] = batch.count("shared_tool")
+        assert len(set(batch)) == 5 - counts[discount]  # every other pick is an own tool, each a different one
+    # shared_tool's sensitivity mass is 40 tasks', an own tool's 10: valued alone it wins every slot; at 1 / (1 + c)
+    # after c picks it still wins a second one; at 1 / (1 + 10 c) an own tool beats it from the second slot on
+    assert counts[0] == 4 and 1 < counts[1] < 4 and counts[10] == 1
 
 
 def test_the_repeat_discount_applies_to_tools_and_environments_not_signature_categories() -> None:
@@ -159,3 +159,60 @@ def test_the_repeat_discount_applies_to_tools_and_environments_not_signature_cat
     covered[:] = 0.0
     covered[signature] = 5.0
     assert np.allclose(s.transfer_value(nodes, covered), before)
+
+
+def test_exposure_columns_credit_each_tool_in_full_and_in_share() -> None:
+    """A group of a task calling two tools adds its signal to each tool in full (column 0), half to each (column 1) and in full to its environment (column 2)."""
+    nodes = []
+    tools = [ToolSpec(f"t{k}", "a tool") for k in range(3)]
+    env = EnvSpec(env_id="E", family="Toy", gym_id="envsched/Toy-v0", tools=tools)
+    for i, called in enumerate((["t0", "t1"], ["t0"], ["t2"])):
+        solution = [AssistantTurn(tool_calls=[ToolCall(name, {}) for name in called]), AssistantTurn(content="done")]
+        nodes.append(TaskNode(env, TaskSpec(task_id=f"E-{i}", env_id="E", instruction=f"job {i}", solution=solution)))
+    model = DeclarationModel(build_features(Suite(nodes).nodes), half_life=30.0)
+    model.observe(0, 8, 4.0, 0, signal=1.0)
+    assert model.exposure_columns(np.arange(3)).tolist() == [[0.0, 0.0, 0.0]] * 3  # a group joins the exposure at the next fit
+    model.fit(0)
+    assert np.allclose(model.exposure_columns(np.arange(3)), [[1.0, 0.5, 1.0], [1.0, 0.5, 1.0], [0.0, 0.0, 1.0]])
+    model.observe(1, 8, 4.0, 1, signal=0.5)
+    assert np.allclose(model.exposed, [[0.0, 0.0, 0.0]]) and np.allclose(model._pending_exposed[0], [1.0, 0.5, 1.0])
+
+
+def _trained_tool_run(exposure: float) -> np.ndarray:
+    """Easy tasks 0-19 call 3 tools by turns. Every tool starts at 1 in 8; then only tool 0's tasks train, and their success rises."""
+    suite = _suite()
+    model = DeclarationModel(build_features(suite.nodes), half_life=30.0, exposure=exposure)
+    for step in range(30):
+        trained = [0, 3, 6, 9] if step >= 3 else list(range(12))
+        for i in trained:
+            rate = 1.0 if step < 3 else 1.0 + 6.0 * (step - 3) / 26
+            model.observe(i, 8, rate, step, signal=4 * (rate / 8) * (1 - rate / 8))
+        model.fit(step)
+    return model.predict(np.array([12, 13]))[0]  # never seen: tool 0 and tool 1
+
+
+def test_exposure_tells_a_trained_tool_from_an_untrained_one() -> None:
+    """Tool 1 has not trained since its groups at 1 in 8, tool 0 has: with the exposure columns a never-seen task of tool 1
+    stays low while one of tool 0 rises; without them the drift column lifts both alike."""
+    with_exposure, without = _trained_tool_run(1.0), _trained_tool_run(0.0)
+    assert with_exposure[0] - with_exposure[1] > 0.25
+    assert with_exposure[0] - with_exposure[1] > 2 * (without[0] - without[1])
+
+
+def test_transfer_value_follows_the_fitted_rates_and_the_sensitivity_mass() -> None:
+    suite = _shared_tool_suite()
+    s = EnvSchedScheduler(suite, seed=0)
+    nodes = np.arange(len(suite))
+    model = s.predictor.model
+    model.beta[-4:-1] = [1.0, 0.0, 0.0]  # training moves tools in full, environments not at all
+    s._values = None
+    value = s.transfer_value(nodes)
+    assert value[:40].min() > 3.5 * value[40:].max()  # shared_tool's mass is 40 tasks', an own tool's 10
+    model.beta[-4:-1] = [0.0, 0.0, 1.0]  # environments only: every environment has 10 tasks
+    s._values = None
+    assert np.allclose(s.transfer_value(nodes), 1.0, atol=0.05)  # up to the tools' prior rate, RATE_PRIOR
+    s.predictor.variance[:40] = 0.0  # the shared tool's tasks are solved or hopeless
+    model.beta[-4:-1] = [1.0, 0.0, 0.0]
+    s._values = None
+    value = s.transfer_value(nodes)
+    assert value[40:].min() > 10 * value[:40].max()
