@@ -74,6 +74,8 @@ class EnvSchedConfig:
         transfer_weight: Exponent of the transfer value on the predicted variance: a node's
             variance term is ``variance * transfer_value ** transfer_weight`` (0: variance
             alone; see :meth:`EnvSchedScheduler.transfer_value`).
+        direction_transfer: 1: the transfer value is the learned direction of transfer (fitted rates
+            x sensitivity mass); 0: the earlier reach x room form (see :meth:`EnvSchedScheduler.transfer_value`).
         repeat_discount: Within one batch, a tool or environment unit that ``c`` earlier picks
             already exercise counts ``1 / (1 + repeat_discount * c)`` in a candidate's transfer
             value (0: every pick is valued alone; no effect with ``transfer_weight = 0``; see
@@ -204,14 +206,16 @@ class EnvSchedScheduler(BaseScheduler):
         """How much of what ``nodes`` teach is shared by the pool and not yet learned (1: the pool's average node).
 
         With ``direction_transfer`` (the default) it is the plug-in form of a group's first-order
-        effect on the pool's success: over the tools and the environment the node exercises (each
-        in full), ``rate_kind x S_u``. ``S_u`` is unit ``u``'s *sensitivity mass*, the pool's
-        predicted within-group variance summed over the nodes having ``u`` (row-weighted, over the
-        pool size): a lesson on ``u`` moves the success of those of its tasks that are neither
-        solved nor hopeless. ``rate_kind`` is how far a unit of group signal moves a task's logit
-        through a tool or through an environment, the declaration model's fitted exposure effect
-        (:meth:`envsched_gym.curriculum.regression.DeclarationModel.exposure_effect`, plus a
-        prior of ``RATE_PRIOR`` so that the two start equal). Signature categories are left out:
+        effect on the pool's success: ``(rate_full + rate_share / its tool count) x S_u`` summed
+        over the tools the node exercises, plus ``rate_env x S_u`` of its environment. ``S_u`` is
+        unit ``u``'s *sensitivity mass*, the pool's predicted within-group variance summed over
+        the nodes having ``u`` (row-weighted, over the pool size): a lesson on ``u`` moves the
+        success of those of its tasks that are neither solved nor hopeless. The rates are how far
+        a unit of group signal moves a task's logit through a tool credited in full, a tool
+        credited a share, or the environment: the declaration model's fitted exposure effects
+        (:meth:`envsched_gym.curriculum.regression.DeclarationModel.exposure_effect`), each plus
+        ``RATE_PRIOR`` so that they start equal. The unit values are computed once per batch,
+        from the predictions the batch refreshed. Signature categories are left out:
         nearly a whole family shares them (measured: with them the picks were worse). Without it,
         the older form: per unit ``reach_u room_u``, ``reach_u = sqrt((nodes having u - 1) / (n - 1))``
         and ``room_u = 1 -`` the decayed success rate of the unit's groups, the row-weighted mean over

@@ -27,13 +27,18 @@ which tasks were picked, and the penalty keeps it near 0.
 
 The exposure columns model what training did to the units. Every checked group adds its
 *signal*, ``var / 0.25`` (its rewards' variance, clipped to 1: GRPO's expected update grows with
-it and a group whose rewards are all equal moves nothing), to every tool and to the environment
-it exercises. A row's tool column is the mean of those sums over its tools (unit-weighted), its
-environment column its environment's sum, both taken when the group arrives (so a group counts
-the training before it, not its own). A coefficient per kind then says how much a unit of signal moves a task's logit, fitted from the
-groups like the rest. It lets the fit tell a tool that was trained since its groups were rolled
-from one that was not: without it, a never-seen task's prediction followed the success of its
-units' *old* groups, whatever the training since (the drift column moves every task alike).
+it and a group whose rewards are all equal moves nothing), to the tools and the environment it
+exercises, in two ways: in full to each tool, and ``1 / its tool count`` to each. A row's three
+columns are, when its group arrives (so a group counts the training before it, not its own): the
+unit-weighted mean over its tools of the full sums, the same of the shared sums, and its
+environment's sum. Their coefficients, fitted from the groups like the rest, say how far a unit of
+signal moves a task's logit through a tool trained in full (each tool of a group learns), through a
+tool trained a share (a group's training is split over its tools), and through the environment;
+which of the first two fits tells how the learner spreads a group's training. The columns let
+the fit tell a tool trained since its groups were rolled from one that was not: without them, a
+never-seen task's prediction followed its units' *old* groups, whatever the training since (the
+drift column moves every task alike). EnvSched's transfer value reads the coefficients as rates
+(:meth:`exposure_effect`).
 
 The prediction for a node is the logit-normal ``N(x beta, s^2)``. ``s^2`` is the spread of the
 tasks' logits around the fit, estimated from the groups' overdispersion (the variance of their
@@ -48,8 +53,8 @@ updates triggers one iteratively-reweighted-least-squares step, solved by at mos
 coefficients (each: two sparse products over the kept groups), so a refit costs the same at any
 pool size. A prediction is one sparse row product per node.
 
-``beta`` holds the design's coefficients, then the visits column's, the two exposure
-columns' (tool, env), then the drift's.
+``beta`` holds the design's coefficients, then the visits column's, the three exposure
+columns' (tools in full, tools shared, environment), then the drift's.
 """
 
 from __future__ import annotations
@@ -85,7 +90,8 @@ class DeclarationModel:
         half_life: Steps after which a group weighs half.
         penalty: Ridge penalty on every coefficient but the intercept.
         prior_residual: Logit variance assumed around the fit before there is evidence.
-        exposure: Scale of the exposure columns (0: none; a larger scale is penalised less).
+        exposure: Scale of the exposure columns (0: none, their coefficients stay 0; a larger
+            scale is penalised less).
     """
 
     DROP = 1.0 / 64.0
@@ -106,7 +112,7 @@ class DeclarationModel:
         self._member.data[:] = 1.0  # a group's signal reaches each tool and environment it exercises in full
         self._member = self._member @ sp.diags(np.isin(self.units.kind, EXPOSED).astype(float))
         self.exposure = np.zeros((len(self.units), 2))
-        """Summed signal of the groups that exercised each unit (see the module docstring)."""
+        """Per unit, the summed signal of the groups that exercised it: credited in full (column 0), and shared over a group's tools (column 1)."""
         self._refresh_exposure()
         self.exposed = np.zeros((0, len(EXPOSED)))
         """Exposure columns of every kept group, as they were when it arrived."""
@@ -207,15 +213,15 @@ class DeclarationModel:
         self.unit_successes = (self._kept.T @ (decay * self.successes))[:units]
 
     def exposure_columns(self, nodes: np.ndarray) -> np.ndarray:
-        """``(len(nodes), 2)``: each node's tool and environment exposure (see the module docstring), with the signal applied so far."""
+        """``(len(nodes), 3)``: each node's exposure columns (see the module docstring), with the signal applied so far."""
         return np.asarray(self.units.matrix[nodes] @ self._exposure_by_kind)
 
     def exposure_effect(self) -> np.ndarray:
-        """The fitted logit change per unit of exposure, for tools and environments."""
+        """The fitted logit change per unit of signal: through a tool credited in full, a tool credited a share, the environment."""
         return self.beta[-1 - len(EXPOSED) : -1]
 
     def _refresh_exposure(self) -> None:
-        """Lay the units' exposure out by kind (``(units, 3)``, scaled), as :meth:`exposure_columns` reads it."""
+        """Lay the units' exposure out by column (``(units, 3)``, scaled), as :meth:`exposure_columns` reads it."""
         self._exposure_by_kind = np.zeros((len(self.units), len(EXPOSED)))
         for column, kind in enumerate(EXPOSED):
             credit = self.exposure[:, 1 if column == SHARED else 0]
