@@ -250,7 +250,7 @@ class EnvSchedScheduler(BaseScheduler):
         """``rate x S_u`` of every unit for full credit, then of every tool for a share, scaled so that the pool's mean transfer value is 1."""
         units = self.features.units
         effect = np.maximum(self.predictor.model.exposure_effect(), 0.0) + self.RATE_PRIOR
-        mass = (units.matrix.T @ self.predictor.variance) / len(self.task_ids)
+        mass = self.predictor.unit_variance / len(self.task_ids)
         is_tool, is_env = units.kind == KINDS.index("tool"), units.kind == KINDS.index("env")
         full = mass * np.where(is_tool, effect[0], np.where(is_env, effect[2], 0.0))
         share = mass * np.where(is_tool, effect[1], 0.0)

@@ -117,6 +117,8 @@ class VariancePredictor:
         self.pending: list[tuple[int, list[float]]] = []
         self._mark = np.zeros(n, dtype=bool)
         self.env_mass = np.zeros(len(self.env_stats))
+        self.unit_variance = np.zeros(len(model.units))
+        """Per unit, the predicted variance summed over the nodes having it (row-weighted), kept in step with the cache."""
         self.cursor = 0
         self.refresh_all()
 
@@ -190,10 +192,13 @@ class VariancePredictor:
         self.dirty.clear()
         self.variance, self.mean, self.uncertainty = self.compute(np.arange(self.n))
         self.env_mass = np.bincount(self.env_of, weights=self.variance, minlength=len(self.env_mass))
+        self.unit_variance = self.model.units.matrix.T @ self.variance
 
     def store(self, nodes: np.ndarray, variance: np.ndarray, mean: np.ndarray, uncertainty: np.ndarray) -> None:
-        """Write fresh predictions of ``nodes`` (distinct) into the cache, keeping ``env_mass`` in step."""
-        self.env_mass += np.bincount(self.env_of[nodes], weights=variance - self.variance[nodes], minlength=len(self.env_mass))
+        """Write fresh predictions of ``nodes`` (distinct) into the cache, keeping ``env_mass`` and ``unit_variance`` in step."""
+        change = variance - self.variance[nodes]
+        self.env_mass += np.bincount(self.env_of[nodes], weights=change, minlength=len(self.env_mass))
+        self.unit_variance += self.model.units.matrix[nodes].T @ change
         self.variance[nodes], self.mean[nodes], self.uncertainty[nodes] = variance, mean, uncertainty
 
     def compute(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -250,7 +255,7 @@ class VariancePredictor:
         return self.stats[:, GROUPS] * self.growth ** -(self.step - self.base_step)
 
     # ------------------------------------------------------------------- state
-    ARRAYS = ("stats", "agg_within", "agg_cross", "env_stats", "pool", "last_seen", "variance", "mean", "uncertainty", "env_mass")
+    ARRAYS = ("stats", "agg_within", "agg_cross", "env_stats", "pool", "last_seen", "variance", "mean", "uncertainty", "env_mass", "unit_variance")
     STATE_KEYS = (*ARRAYS, "base_step", "step", "cursor", "dirty", "model")
 
     def state_dict(self) -> dict[str, Any]:

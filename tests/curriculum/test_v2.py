@@ -211,8 +211,20 @@ def test_transfer_value_follows_the_fitted_rates_and_the_sensitivity_mass() -> N
     model.beta[-4:-1] = [0.0, 0.0, 1.0]  # environments only: every environment has 10 tasks
     s._values = None
     assert np.allclose(s.transfer_value(nodes), 1.0, atol=0.05)  # up to the tools' prior rate, RATE_PRIOR
-    s.predictor.variance[:40] = 0.0  # the shared tool's tasks are solved or hopeless
+    solved = np.arange(40)  # the shared tool's tasks are solved or hopeless
+    s.predictor.store(solved, np.zeros(40), s.predictor.mean[solved], s.predictor.uncertainty[solved])
     model.beta[-4:-1] = [1.0, 0.0, 0.0]
     s._values = None
     value = s.transfer_value(nodes)
     assert value[40:].min() > 10 * value[:40].max()
+
+
+def test_the_unit_variance_mass_stays_in_step_with_the_cached_predictions(small_suite: Suite) -> None:
+    s = EnvSchedScheduler(small_suite, seed=0)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        for task in s.next_batch(8):
+            s.update(task, (rng.random(8) < 0.5).astype(float).tolist())
+    matrix = s.features.units.matrix
+    assert np.abs(s.predictor.unit_variance).sum() > 0
+    assert np.allclose(s.predictor.unit_variance, matrix.T @ s.predictor.variance)
