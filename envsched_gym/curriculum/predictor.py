@@ -198,7 +198,8 @@ class VariancePredictor:
         """Write fresh predictions of ``nodes`` (distinct) into the cache, keeping ``env_mass`` and ``unit_variance`` in step."""
         change = variance - self.variance[nodes]
         self.env_mass += np.bincount(self.env_of[nodes], weights=change, minlength=len(self.env_mass))
-        self.unit_variance += self.model.units.matrix[nodes].T @ change
+        rows = self.model.units.matrix[nodes]
+        np.add.at(self.unit_variance, rows.indices, rows.data * np.repeat(change, np.diff(rows.indptr)))
         self.variance[nodes], self.mean[nodes], self.uncertainty[nodes] = variance, mean, uncertainty
 
     def compute(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -128,7 +128,6 @@ class DeclarationModel:
         self.unit_rollouts = np.zeros(len(self.units))
         self.unit_successes = np.zeros(len(self.units))
         self._pending: list[tuple[int, int, float, float, float]] = []
-        self._pending_exposed: list[np.ndarray] = []
         self._kept = self._rows(self.node, self.prior_visits, self.exposed)
         self.fit_step = 0
         """The step of the last fit (its decay weighs the unit statistics)."""
@@ -137,10 +136,10 @@ class DeclarationModel:
         """Queue one finished group of ``node`` (``successes``: the sum of its rewards clipped to [0, 1]).
 
         ``signal`` (``var / 0.25`` of its rewards, at most 1) joins its units' exposure at the next
-        :meth:`fit`, so the groups of one batch, rolled by one policy, see the same exposure.
+        :meth:`fit`, after the queued groups' exposure columns are read: the groups of one batch,
+        rolled by one policy, see the same exposure.
         """
         self._pending.append((node, int(self.visits[node]), float(size), float(successes), float(signal)))
-        self._pending_exposed.append(self.exposure_columns(np.array([node]))[0])
         self.visits[node] += 1
 
     @property
@@ -152,10 +151,9 @@ class DeclarationModel:
         """Add the queued groups, drop those weighing under ``DROP``, refit the coefficients and unit statistics."""
         if self._pending:
             node, prior, size, successes, signal = (np.array(c) for c in zip(*self._pending, strict=True))
-            exposed = np.array(self._pending_exposed).reshape(-1, len(EXPOSED))
             self._pending.clear()
-            self._pending_exposed.clear()
             node, prior = node.astype(np.int64), prior.astype(np.int64)
+            exposed = self.exposure_columns(node)  # the exposure before these groups' own signal: it changes only here
             self.node, self.prior_visits = np.r_[self.node, node], np.r_[self.prior_visits, prior]
             self.size, self.successes = np.r_[self.size, size], np.r_[self.successes, successes]
             self.born = np.r_[self.born, np.full(len(node), step, dtype=np.int64)]
@@ -243,7 +241,7 @@ class DeclarationModel:
         they are, so a restored model fits at the same step the uninterrupted one does."""
         state: dict[str, Any] = {name: getattr(self, name).tolist() for name in (*self.ROWS, "exposed", "exposure", "visits", "beta")}
         state["residual"] = self.residual
-        state["pending"] = [[*p, *e.tolist()] for p, e in zip(self._pending, self._pending_exposed, strict=True)]
+        state["pending"] = [list(p) for p in self._pending]
         state["fit_step"] = self.fit_step
         return state
 
@@ -264,7 +262,7 @@ class DeclarationModel:
         values["visits"] = reader.array("visits", self.visits.shape, integer=True, minimum=0)
         values["beta"] = reader.array("beta", self.beta.shape)
         values["residual"] = reader.number("residual", minimum=0.0)
-        width = 5 + len(EXPOSED)  # node, prior visits, size, successes, signal, then the exposure columns
+        width = 5  # node, prior visits, size, successes, signal
         pending = reader.array("pending", (-1, width), minimum=0) if reader.state.get("pending") else np.zeros((0, width))
         if len(pending) and pending[:, 0].max() >= len(self.visits):
             reader.fail("pending", f"holds node {int(pending[:, 0].max())}, outside the {len(self.visits)} nodes")
@@ -278,8 +276,7 @@ class DeclarationModel:
         pending = values.pop("pending")
         for name, value in values.items():
             setattr(self, name, value)
-        self._pending = [(int(row[0]), int(row[1]), float(row[2]), float(row[3]), float(row[4])) for row in pending]
-        self._pending_exposed = [row[5:] for row in pending]
+        self._pending = [(int(n), int(v), float(size), float(ok), float(signal)) for n, v, size, ok, signal in pending]
         self._kept = self._rows(self.node, self.prior_visits, self.exposed)
         self._refresh_exposure()
         self._unit_statistics(0.5 ** ((self.fit_step - self.born) / self.half_life))  # as the last fit left them
