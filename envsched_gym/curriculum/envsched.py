@@ -432,4 +432,12 @@ def _with_overrides(config: EnvSchedConfig, overrides: dict[str, Any]) -> EnvSch
         known = sorted(set(EnvSchedConfig.__dataclass_fields__) | set(PredictorConfig.__dataclass_fields__))
         raise TypeError(f"unknown EnvSched options {sorted(unknown)}; known: {known}")
     predictor = PredictorConfig(**{**asdict(config.predictor), **inner})
-    return EnvSchedConfig(**{**asdict(config), **top, "predictor": predictor})
+    if predictor.model_exposure < 0:
+        raise ValueError(f"model_exposure must be at least 0 (0: no exposure columns), got {predictor.model_exposure}")
+    merged = EnvSchedConfig(**{**asdict(config), **top, "predictor": predictor})
+    if merged.direction_transfer not in (0, 1):
+        raise ValueError(
+            f"direction_transfer must be 1 (the learned direction of transfer) or 0 (the reach x room form), "
+            f"got {merged.direction_transfer}; the two forms do not blend"
+        )
+    return merged

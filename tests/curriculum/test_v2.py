@@ -229,3 +229,9 @@ def test_the_unit_variance_mass_stays_in_step_with_the_cached_predictions(small_
     matrix = s.features.units.matrix
     assert np.abs(s.predictor.unit_variance).sum() > 0
     assert np.allclose(s.predictor.unit_variance, matrix.T @ s.predictor.variance)
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [("direction_transfer", 0.5, "do not blend"), ("model_exposure", -1.0, "at least 0")])
+def test_transfer_form_and_exposure_scale_are_checked(small_suite: Suite, option: str, value: float, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        EnvSchedScheduler(small_suite, seed=0, **{option: value})
