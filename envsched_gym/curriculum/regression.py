@@ -6,7 +6,7 @@ success probability of each group's task as ``sigmoid(x beta)`` over the node's 
 
     units (tools used, environment, signature categories; :mod:`envsched_gym.curriculum.units`)
     + the standardised numeric signature facts + 1 + log(1 + earlier groups of this node)
-    + the training exposure of its tools and environment, one column each (below)
+    + three training-exposure columns: its tools trained in full, in a share, its environment (below)
     + the group's age ``(born - now) / half_life`` (the drift column; 0 for a prediction)
 
 by binomial maximum likelihood with a ridge penalty (``penalty`` on every coefficient but the
