@@ -145,7 +145,8 @@ def _one_step_logs(tmp_path, runs: dict[str, dict]) -> dict[str, dict]:
     """One real GRPO step of the Toy family per named set of TrainConfig overrides: the step's log and its rounds (rollouts, rewards).
 
     The comparisons need groups with varied rewards; on this seed and micro model, EnvSched's picks
-    valued alone (``repeat_discount=0``) have them, and the callers assert that they did.
+    under the reach x room transfer value, valued alone (``direction_transfer=0,repeat_discount=0``),
+    have them, and the callers assert that they did.
     """
     register_toy()
     train = envsched_gym.suite("Toy", split="train")
@@ -155,7 +156,7 @@ def _one_step_logs(tmp_path, runs: dict[str, dict]) -> dict[str, dict]:
     for name, overrides in runs.items():
         config = TrainConfig(output_dir=str(tmp_path / f"run-{name}"), model=str(model), families="Toy", max_difficulty=0, steps=1, tasks_per_step=4,
                              num_generations=4, per_device_batch=8, max_new_tokens=40, max_completion_length=200, eval_every=0, save_steps=1,
-                             learning_rate=5e-3, temperature=1.2, scheduler_options="repeat_discount=0", **overrides)  # fmt: skip
+                             learning_rate=5e-3, temperature=1.2, scheduler_options="direction_transfer=0,repeat_discount=0", **overrides)  # fmt: skip
         run = main(config)
         log = json.loads((run / "checkpoint-1" / "trainer_state.json").read_text())["log_history"]
         logs[name] = next(h for h in log if "grad_norm" in h)
