@@ -35,7 +35,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from envsched_gym.curriculum.base import BaseScheduler
 from envsched_gym.curriculum.features import NodeFeatures, build_features
@@ -141,11 +140,9 @@ class EnvSchedScheduler(BaseScheduler):
         self._unit_reach = np.sqrt(np.maximum(units.count - 1, 0) / max(len(self.task_ids) - 1, 1))
         self._unit_mass = np.asarray(units.matrix.sum(axis=0)).ravel()
         self._discounted = units.kind != KINDS.index("signature")
-        member = units.matrix.copy()
-        member.data[:] = 1.0  # a group trains each tool it calls, not a share of one
-        self._transfer_rows = sp.hstack([member, units.matrix], format="csr") if self.config.direction_transfer else units.matrix
-        self._transfer_mass = np.asarray(self._transfer_rows.sum(axis=0)).ravel()
-        self._values: np.ndarray | None = None
+        self._member = units.matrix.copy()
+        self._member.data[:] = 1.0  # full credit: a group trains each tool it calls, not a share of one
+        self._values: tuple[np.ndarray, np.ndarray] | None = None
         self.env_groups = np.zeros(len(self.env_ids))
         self.progress = LearningProgress(len(self.task_ids))
         self._within_in = self.graph.within.T.tocsr()
@@ -227,35 +224,34 @@ class EnvSchedScheduler(BaseScheduler):
         spreads less than a group on a tool the batch lacks. Signature categories are not
         discounted (nearly every task of a family shares them).
         """
-        values = self._unit_values() if covered is None else self._discount(self._unit_values(), covered)
-        return np.asarray(self._transfer_rows[nodes] @ values).ravel()
+        full, share = self._unit_values()
+        if covered is not None:
+            full, share = self._discount(full, covered), self._discount(share, covered)
+        return np.asarray(self._member[nodes] @ full + self.features.units.matrix[nodes] @ share).ravel()
 
     RATE_PRIOR = 0.01
     """Logit change per unit of signal added to both fitted exposure effects (see :meth:`transfer_value`)."""
 
     def _discount(self, values: np.ndarray, covered: np.ndarray) -> np.ndarray:
         """Unit ``values`` with the tool and environment units the batch already ``covered`` discounted."""
-        covered = np.where(self._discounted, covered, 0.0)
-        if len(values) > len(covered):  # the direction form's values: full credit, then share credit
-            covered = np.r_[covered, covered]
-        return values / (1.0 + self.config.repeat_discount * covered)
+        return values / (1.0 + self.config.repeat_discount * np.where(self._discounted, covered, 0.0))
 
-    def _unit_values(self) -> np.ndarray:
-        """Per unit, what a pick's transfer value gains from it (see :meth:`transfer_value`); cached per batch."""
+    def _unit_values(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per unit, what a pick's transfer value gains from it with full credit and with a row-weighted share (see :meth:`transfer_value`); cached per batch."""
         if self._values is None:
-            self._values = self._direction_values() if self.config.direction_transfer else self._room_values()
+            self._values = self._direction_values() if self.config.direction_transfer else (np.zeros(len(self._unit_mass)), self._room_values())
         return self._values
 
-    def _direction_values(self) -> np.ndarray:
-        """``rate x S_u`` of every unit for full credit, then of every tool for a share, scaled so that the pool's mean transfer value is 1."""
+    def _direction_values(self) -> tuple[np.ndarray, np.ndarray]:
+        """``rate x S_u`` of every unit for full credit and of every tool for a share, scaled so that the pool's mean transfer value is 1."""
         units = self.features.units
         effect = np.maximum(self.predictor.model.exposure_effect(), 0.0) + self.RATE_PRIOR
         mass = self.predictor.unit_variance / len(self.task_ids)
         is_tool, is_env = units.kind == KINDS.index("tool"), units.kind == KINDS.index("env")
         full = mass * np.where(is_tool, effect[0], np.where(is_env, effect[2], 0.0))
         share = mass * np.where(is_tool, effect[1], 0.0)
-        values = np.r_[full, share]
-        return values / max(float(self._transfer_mass @ values) / len(self.task_ids), 1e-12)
+        scale = max(float(self.features.units.count @ full + self._unit_mass @ share) / len(self.task_ids), 1e-12)
+        return full / scale, share / scale
 
     def _room_values(self) -> np.ndarray:
         """``reach_u room_u`` of every unit over its kind's pool mean, over 3 (the older form; see :meth:`transfer_value`)."""
@@ -377,15 +373,17 @@ class EnvSchedScheduler(BaseScheduler):
     def _spread(self, cand: np.ndarray, score: np.ndarray) -> Callable[[list[int]], np.ndarray]:
         """The candidates' scores as a function of the batch's picks so far (see :meth:`_greedy`)."""
         unit_rows, power = self.features.units.matrix, self.config.transfer_weight
-        rows, values = self._transfer_rows[cand], self._unit_values()  # unit values do not change within a batch
+        full_rows, share_rows = self._member[cand], unit_rows[cand]
+        full, share = self._unit_values()  # unit values do not change within a batch
         alone = self._variance_term(cand, np.ones(len(cand)))  # variance x progress: the part the batch does not change
-        rest = score - alone * np.asarray(rows @ values).ravel() ** power  # uncertainty, environment and tie-break terms
+        rest = score - alone * np.asarray(full_rows @ full + share_rows @ share).ravel() ** power  # uncertainty, environment and tie-break terms
 
         def rescore(picks: list[int]) -> np.ndarray:
             if not picks:
                 return score
             covered = np.asarray(unit_rows[picks].sum(axis=0)).ravel()
-            return rest + alone * np.asarray(rows @ self._discount(values, covered)).ravel() ** power
+            value = full_rows @ self._discount(full, covered) + share_rows @ self._discount(share, covered)
+            return rest + alone * np.asarray(value).ravel() ** power
 
         return rescore
 
