@@ -132,7 +132,7 @@ class DeclarationModel:
         self.fit_step = 0
         """The step of the last fit (its decay weighs the unit statistics)."""
 
-    def observe(self, node: int, size: int, successes: float, step: int, signal: float = 0.0) -> None:
+    def observe(self, node: int, size: int, successes: float, step: int, signal: float) -> None:
         """Queue one finished group of ``node`` (``successes``: the sum of its rewards clipped to [0, 1]).
 
         ``signal`` (``var / 0.25`` of its rewards, at most 1) joins its units' exposure at the next

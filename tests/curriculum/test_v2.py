@@ -46,8 +46,8 @@ def test_declaration_model_predicts_never_seen_tasks_from_shared_units() -> None
     rng = np.random.default_rng(0)
     for step in range(6):
         for i in rng.choice(20, size=8, replace=False):  # tasks 0-19 of each environment are trained
-            model.observe(i, 8, 7.0, step)  # Easy: 7 of 8
-            model.observe(30 + i, 8, 1.0, step)  # Hard: 1 of 8
+            model.observe(i, 8, 7.0, step, signal=4 * 7 / 64)  # Easy: 7 of 8
+            model.observe(30 + i, 8, 1.0, step, signal=4 * 7 / 64)  # Hard: 1 of 8
         model.fit(step)
     mean, variance = model.predict(np.array([22, 52]))  # never seen, one per environment
     assert model.visits[[22, 52]].tolist() == [0, 0]
@@ -63,7 +63,7 @@ def test_declaration_model_predicts_the_current_policy_not_the_decayed_average()
     rng = np.random.default_rng(0)
     for step in range(30):
         for i in rng.choice(20, size=8, replace=False):
-            model.observe(i, 8, 1.0 + 6.0 * step / 29, step)
+            model.observe(i, 8, 1.0 + 6.0 * step / 29, step, signal=0.0)  # no training signal: the drift alone
         model.fit(step)
     mean, _ = model.predict(np.array([22]))
     assert model.beta[-1] > 0
