@@ -246,7 +246,7 @@ class EnvSchedScheduler(BaseScheduler):
         """``rate x S_u`` of every unit for full credit and of every tool for a share, scaled so that the pool's mean transfer value is 1."""
         units = self.features.units
         effect = np.maximum(self.predictor.model.exposure_effect(), 0.0) + self.RATE_PRIOR
-        mass = self.predictor.unit_variance / len(self.task_ids)
+        mass = np.maximum(self.predictor.unit_variance, 0.0) / len(self.task_ids)  # the running sum can drift below 0 where every node predicts 0
         is_tool, is_env = units.kind == KINDS.index("tool"), units.kind == KINDS.index("env")
         full = mass * np.where(is_tool, effect[0], np.where(is_env, effect[2], 0.0))
         share = mass * np.where(is_tool, effect[1], 0.0)

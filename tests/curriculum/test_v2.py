@@ -220,6 +220,18 @@ def test_transfer_value_follows_the_fitted_rates_and_the_sensitivity_mass() -> N
     assert value[40:].min() > 10 * value[:40].max()
 
 
+def test_the_transfer_value_stays_finite_where_every_node_of_a_unit_predicts_no_variance() -> None:
+    suite = _shared_tool_suite()
+    s = EnvSchedScheduler(suite, seed=0)
+    nodes = np.arange(len(suite))
+    s.predictor.store(nodes, np.zeros(len(suite)), s.predictor.mean, s.predictor.uncertainty)
+    s.predictor.unit_variance[:] = -1e-17  # what the running scatter-add can leave behind
+    s._values = None
+    value = s.transfer_value(nodes)
+    assert np.isfinite(value).all() and value.min() >= 0.0
+    assert np.isfinite(s._variance_term(nodes)).all()  # the power of a negative value was NaN, and the family mix refused it
+
+
 def test_the_unit_variance_mass_stays_in_step_with_the_cached_predictions(small_suite: Suite) -> None:
     s = EnvSchedScheduler(small_suite, seed=0)
     rng = np.random.default_rng(1)
