@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 from envsched_gym.curriculum.base import BaseScheduler
-from envsched_gym.curriculum.calibration import SelectionCalibration
 from envsched_gym.curriculum.features import NodeFeatures, build_features
 from envsched_gym.curriculum.graph import DualGraph
 from envsched_gym.curriculum.mixture import MixtureConfig
@@ -76,9 +75,6 @@ class EnvSchedConfig:
             alone; see :meth:`EnvSchedScheduler.transfer_value`).
         direction_transfer: 1: the transfer value is the learned direction of transfer (fitted rates
             x sensitivity mass); 0: the earlier reach x room form (see :meth:`EnvSchedScheduler.transfer_value`).
-        calibration_half_life: Half-life (steps) of the post-selection calibration that discounts
-            never-rolled nodes by how far the never-rolled picks fell short of their predictions
-            (0: off; see :mod:`envsched_gym.curriculum.calibration`).
         repeat_discount: Within one batch, a tool or environment unit that ``c`` earlier picks
             already exercise counts ``1 / (1 + repeat_discount * c)`` in a candidate's transfer
             value (0: every pick is valued alone; no effect with ``transfer_weight = 0``; see
@@ -102,7 +98,6 @@ class EnvSchedConfig:
     repeat_discount: float = 1.0
     progress_weight: float = 1.0
     direction_transfer: float = 1.0
-    calibration_half_life: float = 20.0
     predictor: PredictorConfig = field(default_factory=PredictorConfig)
 
 
@@ -120,7 +115,7 @@ class EnvSchedScheduler(BaseScheduler):
     """
 
     name = "envsched"
-    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "predictor", "env_groups", "config", "progress", "calibration", "base_score")
+    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "predictor", "env_groups", "config", "progress", "base_score")
 
     def __init__(
         self,
@@ -150,7 +145,6 @@ class EnvSchedScheduler(BaseScheduler):
         self._values: tuple[np.ndarray, np.ndarray] | None = None
         self.env_groups = np.zeros(len(self.env_ids))
         self.progress = LearningProgress(len(self.task_ids))
-        self.calibration = SelectionCalibration(cfg.calibration_half_life)
         self._within_in = self.graph.within.T.tocsr()
         self._slot = np.full(len(self.task_ids), -1, dtype=np.int64)
         self._base_score = self._node_score(np.arange(len(self.task_ids)))
@@ -169,7 +163,6 @@ class EnvSchedScheduler(BaseScheduler):
         size = self.check_batch_size(batch_size)
         refreshed = self.predictor.refresh()
         self.progress.refresh()
-        self.calibration.advance()
         self._values = None  # the unit values follow the refreshed predictions once per batch
         self._base_score[refreshed] = self._node_score(refreshed)
         score = self.scores()  # one snapshot serves every family: a fill refreshes only its own family's nodes
@@ -270,12 +263,9 @@ class EnvSchedScheduler(BaseScheduler):
         return per_unit / np.maximum(kind_mean[units.kind], 1e-12) / 3.0
 
     def _variance_term(self, nodes: np.ndarray, transfer: np.ndarray | None = None) -> np.ndarray:
-        """Predicted variance (x the calibration factor if never rolled) x transfer value ** transfer_weight x progress ** progress_weight.
-
-        ``transfer``: given transfer values, else computed.
-        """
+        """Predicted variance x transfer value ** transfer_weight x progress ** progress_weight (``transfer``: given values, else computed)."""
         cfg = self.config
-        variance = self.predictor.variance[nodes] * np.where(self.predictor.model.visits[nodes] == 0, self.calibration.factor(), 1.0)
+        variance = self.predictor.variance[nodes]
         if cfg.transfer_weight:
             variance = variance * (self.transfer_value(nodes) if transfer is None else transfer) ** cfg.transfer_weight
         if cfg.progress_weight:
@@ -289,7 +279,6 @@ class EnvSchedScheduler(BaseScheduler):
     def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:
         """Fold one checked group into the node's statistics and its neighbours' aggregates."""
         size = len(rewards)
-        self.calibration.observe(self.predictor.model.visits[node] == 0, float(self.predictor.variance[node]), variance)  # the pick-time prediction
         clipped = mean * size if 0.0 <= rewards.min() and rewards.max() <= 1.0 else sum(min(max(float(r), 0.0), 1.0) for r in rewards)
         self.predictor.observe(node, size, clipped, variance * size / (size - 1) if size > 1 else 0.0)
         self.env_groups[self.env_of[node]] += 1
@@ -409,8 +398,7 @@ class EnvSchedScheduler(BaseScheduler):
     def state_dict(self) -> dict[str, Any]:
         """Clock, RNG, statistics and cached predictions (the graph is rebuilt from the suite)."""
         return {**self.base_state(), "predictor": self.predictor.state_dict(), "env_groups": self.env_groups.tolist(),
-                "config": asdict(self.config), "progress": self.progress.state_dict(), "calibration": self.calibration.state_dict(),
-                "base_score": self._base_score.tolist()}  # fmt: skip
+                "config": asdict(self.config), "progress": self.progress.state_dict(), "base_score": self._base_score.tolist()}  # fmt: skip
 
     def read_state(self, reader: StateReader) -> dict[str, Any]:
         """Adds the checked predictor state and per-environment group counts (the config must be a dict; it is not restored)."""
@@ -422,7 +410,6 @@ class EnvSchedScheduler(BaseScheduler):
             "predictor": predictor,
             "env_groups": reader.array("env_groups", (len(self.env_ids),), minimum=0.0),
             "progress": self.progress.read_state(reader.nested("progress", LearningProgress.STATE_KEYS)),
-            "calibration": self.calibration.read_state(reader.nested("calibration", SelectionCalibration.STATE_KEYS)),
             "_base_score": reader.array("base_score", (len(self.task_ids),)).astype(np.float32),
         }
 
@@ -431,7 +418,6 @@ class EnvSchedScheduler(BaseScheduler):
         values = dict(values)
         self.predictor.apply_state(values.pop("predictor"))
         self.progress.apply_state(values.pop("progress"))
-        self.calibration.apply_state(values.pop("calibration"))
         super().apply_state(values)
 
 
