@@ -1,0 +1,242 @@
+"""What a finished real comparison (``train_compare.py``) says beyond its target check.
+
+    python benchmarks/compare_report.py runs/compare36                       # every finished run in the folder
+    python benchmarks/compare_report.py runs/compare36 --reference random    # differences against another row
+
+Reads each finished run's ``metrics.jsonl`` (the tasks, group means and variances of every step)
+and ``eval.jsonl`` (per-task held-out results), and prints four tables:
+
+1. **Held-out gains** over the seed's starting policy at every evaluated step, paired over the
+   same tasks (bootstrap 95% intervals), and each scheduler minus the reference at the same
+   step, per seed and with the seeds pooled (the per-task differences of every seed together).
+2. **Rollout reward** per window of T steps, with the distinct tasks and groups trained: a rising
+   rollout reward on few tasks can be memorisation, the same rise on many is transfer.
+3. **Reward by visit**: the mean group reward of a task's 1st, 2nd, 3rd and later groups, and of
+   first visits per window of T steps (tasks the policy has never trained on, like held-out
+   ones: their rise is what training taught the pool as a whole).
+4. **Held-out gain by domain**: the held-out tasks split by whether the run trained with signal
+   (a group whose rewards varied) on any environment of their domain, the environment id
+   without its trailing instance number (``ToolWorld/gym-1`` and ``ToolWorld/gym-5`` are both
+   ``ToolWorld/gym``). Held-out environments are never trained on, so this asks whether what
+   transfers is specific to a domain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from envsched_gym.rl.plots import read_jsonl  # noqa: E402
+from envsched_gym.rl.summary import Interval, paired_gain, success_interval  # noqa: E402
+
+VISIT_BINS = 4
+"""Reward-by-visit columns: 1st, 2nd, 3rd, then every later visit together."""
+
+
+@dataclass
+class RunLog:
+    """One finished run: its per-step rows and its held-out evaluations by step (step 0 included)."""
+
+    seed: int
+    label: str
+    rounds: list[dict[str, Any]]
+    heldout: dict[int, list[float]]
+    task_ids: list[str]
+
+
+def domain_of(env_id: str) -> str:
+    """The environment id without its trailing instance number (``-<digits>``)."""
+    return re.sub(r"-\d+$", "", env_id)
+
+
+def env_of(task_id: str) -> str:
+    """The environment id of a task id ``<family>/<environment>/<task>``."""
+    return task_id.rsplit("/", 1)[0]
+
+
+def load_runs(folder: Path) -> list[RunLog]:
+    """Every finished run (``seed*/<label>`` with ``scheduler_state.pt``) of a comparison folder.
+
+    Step 0 comes from whichever run of the seed evaluated the shared starting policy.
+
+    Raises:
+        SystemExit: No finished run, or a seed without a step-0 evaluation, or runs of one seed
+            evaluated on different held-out tasks.
+    """
+    logs: list[RunLog] = []
+    seeds = sorted(int(p.name[4:]) for p in folder.glob("seed*") if p.name[4:].isdigit())
+    for seed in seeds:
+        seed_dir = folder / f"seed{seed}"
+        finished = sorted(p for p in seed_dir.iterdir() if (p / "scheduler_state.pt").exists())
+        evals = {p.name: read_jsonl(p / "eval.jsonl") for p in finished}
+        start = next((e for rows in evals.values() for e in rows if int(e["step"]) == 0), None)
+        if finished and start is None:
+            raise SystemExit(f"no run of {seed_dir} has a step-0 evaluation; run train_compare.py on {folder} to finish it")
+        for run in finished:
+            heldout = {0: list(start["successes"])}
+            for e in evals[run.name]:
+                if e["task_ids"] != start["task_ids"]:
+                    raise SystemExit(
+                        f"{run}/eval.jsonl step {e['step']} is on other held-out tasks than the seed's step 0; it cannot be paired"
+                    )
+                heldout[int(e["step"])] = list(e["successes"])
+            logs.append(RunLog(seed, run.name, read_jsonl(run / "metrics.jsonl"), heldout, list(start["task_ids"])))
+    if not logs:
+        raise SystemExit(
+            f"{folder} has no finished run (seed*/<scheduler>/scheduler_state.pt); run train_compare.py --output-dir {folder} first"
+        )
+    return logs
+
+
+def visit_rewards(rounds: list[dict[str, Any]]) -> list[list[float]]:
+    """Group mean rewards by the visit they were (1st, 2nd, 3rd, 4th and later) of their task."""
+    visits: Counter[str] = Counter()
+    bins: list[list[float]] = [[] for _ in range(VISIT_BINS)]
+    for row in rounds:
+        for task, mean in zip(row["tasks"], row["group_mean"], strict=True):
+            bins[min(visits[task], VISIT_BINS - 1)].append(float(mean))
+            visits[task] += 1
+    return bins
+
+
+def first_visits_by_window(rounds: list[dict[str, Any]], window: int) -> list[list[float]]:
+    """Group mean rewards of first visits, per window of ``window`` steps."""
+    seen: set[str] = set()
+    out: list[list[float]] = [[] for _ in range(-(-len(rounds) // window))]
+    for i, row in enumerate(rounds):
+        for task, mean in zip(row["tasks"], row["group_mean"], strict=True):
+            if task not in seen:
+                out[i // window].append(float(mean))
+                seen.add(task)
+    return out
+
+
+def trained_domains(rounds: list[dict[str, Any]]) -> set[str]:
+    """Domains with at least one group whose rewards varied (GRPO signal)."""
+    return {domain_of(env_of(t)) for row in rounds for t, v in zip(row["tasks"], row["group_variance"], strict=True) if v > 0}
+
+
+def domain_split(log: RunLog, step: int) -> tuple[tuple[int, Interval | None], tuple[int, Interval | None]]:
+    """Held-out gain from step 0 to ``step`` on tasks of trained domains, then of untrained ones (count, paired gain)."""
+    trained = trained_domains(log.rounds)
+    mask = np.array([domain_of(env_of(t)) in trained for t in log.task_ids])
+    before, after = np.asarray(log.heldout[0]), np.asarray(log.heldout[step])
+    return tuple((int(m.sum()), paired_gain(before[m], after[m]) if m.any() else None) for m in (mask, ~mask))  # type: ignore[return-value]
+
+
+def _mean(values: list[float]) -> str:
+    return f"{np.mean(values):.2f} ({len(values)})" if values else "- (0)"
+
+
+def _interval(item: tuple[int, Interval | None]) -> str:
+    count, gain = item
+    return f"{gain} ({count})" if gain is not None else "- (0)"
+
+
+def gains_table(logs: list[RunLog], reference: str) -> list[str]:
+    """Table 1: gains over step 0 per run, then differences to ``reference`` per seed and pooled."""
+    steps = sorted(set.intersection(*(set(log.heldout) for log in logs)) - {0})
+    lines = ["| run | seed | " + " | ".join(f"step {s} - step 0" for s in steps) + " |", "|---|---|" + "---|" * len(steps)]
+    for log in logs:
+        lines.append(f"| {log.label} | {log.seed} | " + " | ".join(str(paired_gain(log.heldout[0], log.heldout[s])) for s in steps) + " |")
+    refs = {log.seed: log for log in logs if log.label == reference}
+    others = sorted({log.label for log in logs if log.label != reference and log.seed in refs})
+    if not others:
+        return lines
+    lines += [
+        "",
+        f"| minus {reference} at the same step | seed | " + " | ".join(f"step {s}" for s in steps) + " |",
+        "|---|---|" + "---|" * len(steps),
+    ]
+    for label in others:
+        pairs = [(log, refs[log.seed]) for log in logs if log.label == label and log.seed in refs]
+        for log, ref in pairs:
+            lines.append(f"| {label} | {log.seed} | " + " | ".join(str(paired_gain(ref.heldout[s], log.heldout[s])) for s in steps) + " |")
+        if len(pairs) > 1:
+            pooled = [
+                str(paired_gain(np.concatenate([r.heldout[s] for _, r in pairs]), np.concatenate([o.heldout[s] for o, _ in pairs])))
+                for s in steps
+            ]
+            lines.append(f"| {label} | pooled {','.join(str(o.seed) for o, _ in pairs)} | " + " | ".join(pooled) + " |")
+    return lines
+
+
+def rollout_table(logs: list[RunLog], window: int) -> list[str]:
+    """Tables 2 and 3: rollout reward, first-visit reward and reward by visit."""
+    width = max(-(-len(log.rounds) // window) for log in logs)
+    head = " | ".join(f"steps {i * window + 1}-{(i + 1) * window}" for i in range(width))
+    lines = [f"| run | seed | rollout reward: {head} | distinct tasks | groups |", "|---|---|" + "---|" * (width + 2)]
+    for log in logs:
+        rewards = [r["reward"] for r in log.rounds]
+        windows = " | ".join(f"{np.mean(rewards[i * window : (i + 1) * window]):.2f}" for i in range(-(-len(rewards) // window)))
+        groups = sum(len(r["tasks"]) for r in log.rounds)
+        lines.append(f"| {log.label} | {log.seed} | {windows} | {len({t for r in log.rounds for t in r['tasks']})} | {groups} |")
+    lines += [
+        "",
+        f"| run | seed | first visits (groups): {head} | 1st visit | 2nd | 3rd | later |",
+        "|---|---|" + "---|" * (width + VISIT_BINS),
+    ]
+    for log in logs:
+        first = " | ".join(_mean(w) for w in first_visits_by_window(log.rounds, window))
+        lines.append(f"| {log.label} | {log.seed} | {first} | " + " | ".join(_mean(b) for b in visit_rewards(log.rounds)) + " |")
+    return lines
+
+
+def domain_table(logs: list[RunLog]) -> list[str]:
+    """Table 4: held-out gain at each run's last evaluation, split by trained and untrained domains."""
+    lines = [
+        "| run | seed | step | gain, held-out tasks of trained domains (tasks) | of untrained domains (tasks) |",
+        "|---|---|---|---|---|",
+    ]
+    for log in logs:
+        last = max(log.heldout)
+        trained, untrained = domain_split(log, last)
+        lines.append(f"| {log.label} | {log.seed} | {last} | {_interval(trained)} | {_interval(untrained)} |")
+    return lines
+
+
+def report(folder: Path, reference: str = "random", window: int | None = None) -> str:
+    """The four tables of a comparison folder; ``window`` defaults to T from its ``summary.json``."""
+    logs = load_runs(folder)
+    labels = sorted({log.label for log in logs})
+    if reference not in labels:
+        raise SystemExit(f"--reference {reference!r} is not a finished run of {folder}; use one of {labels}")
+    if window is None:
+        summary = folder / "summary.json"
+        if not summary.exists():
+            raise SystemExit(f"{summary} is missing: pass --window T, or let train_compare.py finish so it writes the file")
+        window = int(json.loads(summary.read_text())["T"])
+    overall = {log.label: success_interval(log.heldout[max(log.heldout)]) for log in logs}
+    parts = [f"{folder}: {len(logs)} finished runs, seeds {sorted({log.seed for log in logs})}, window T = {window} steps",
+             "last evaluation per run: " + ", ".join(f"{k} {v}" for k, v in overall.items()),
+             "", "Held-out gains (paired over the same tasks, bootstrap 95% intervals):", *gains_table(logs, reference),
+             "", "Rollouts:", *rollout_table(logs, window),
+             "", "Held-out gain by domain (trained: some group of the domain had varied rewards):", *domain_table(logs)]  # fmt: skip
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line: ``compare_report.py FOLDER [--reference random] [--window T]``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path, help="A train_compare.py --output-dir.")
+    parser.add_argument("--reference", default="random", help="The row the others are compared with at the same step.")
+    parser.add_argument("--window", type=int, default=None, help="Steps per rollout window (default: T from summary.json).")
+    args = parser.parse_args(argv)
+    if not args.folder.is_dir():
+        raise SystemExit(f"{args.folder} is not a folder; pass a train_compare.py --output-dir")
+    print(report(args.folder, args.reference, args.window))
+
+
+if __name__ == "__main__":
+    main()

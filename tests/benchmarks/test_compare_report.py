@@ -1,0 +1,83 @@
+"""compare_report.py: the tables it derives from a comparison folder's logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.compare_report import domain_of, domain_split, first_visits_by_window, load_runs, report, trained_domains, visit_rewards
+
+HELD = ["ToolWorld/gym-5/000", "ToolWorld/gym-5/001", "ToolWorld/shop-5/000", "ToolWorld/shop-5/001"]
+
+
+def _row(tasks: list[str], means: list[float], variances: list[float] | None = None) -> dict:
+    return {"tasks": tasks, "group_mean": means, "group_variance": variances or [0.25] * len(tasks), "reward": sum(means) / len(means)}
+
+
+def _write_run(
+    folder: Path, seed: int, label: str, rounds: list[dict], evals: dict[int, list[float]], finished: bool = True, held: list[str] = HELD
+) -> None:
+    run = folder / f"seed{seed}" / label
+    run.mkdir(parents=True)
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rounds))
+    (run / "eval.jsonl").write_text("".join(json.dumps({"step": s, "task_ids": held, "successes": v}) + "\n" for s, v in evals.items()))
+    if finished:
+        (run / "scheduler_state.pt").write_bytes(b"")
+
+
+def test_rewards_are_binned_by_the_visit_they_were_of_their_task():
+    rounds = [_row(["a", "b"], [0.0, 0.5]), _row(["a", "c"], [0.25, 1.0]), _row(["a", "a"], [0.5, 0.75]), _row(["a"], [1.0])]
+    assert visit_rewards(rounds) == [[0.0, 0.5, 1.0], [0.25], [0.5], [0.75, 1.0]]
+    assert first_visits_by_window(rounds, 2) == [[0.0, 0.5, 1.0], []]
+
+
+def test_a_domain_is_the_environment_without_its_instance_number_and_needs_varied_rewards():
+    assert domain_of("ToolWorld/gym-12") == "ToolWorld/gym" and domain_of("BFCL/simple") == "BFCL/simple"
+    rounds = [_row(["ToolWorld/gym-1/003", "ToolWorld/deals-2/000"], [0.5, 0.0], [0.25, 0.0])]
+    assert trained_domains(rounds) == {"ToolWorld/gym"}
+
+
+def test_held_out_gain_is_split_by_trained_domain(tmp_path):
+    _write_run(tmp_path, 0, "envsched", [_row(["ToolWorld/gym-1/000"], [0.5])], {0: [0, 0, 0, 1], 4: [1, 1, 0, 0]})
+    log = load_runs(tmp_path)[0]
+    (n_trained, trained), (n_other, other) = domain_split(log, 4)
+    assert (n_trained, n_other) == (2, 2)
+    assert trained.mean == 1.0 and other.mean == -0.5
+
+
+def test_step_0_comes_from_the_run_that_evaluated_the_seeds_starting_policy(tmp_path):
+    _write_run(tmp_path, 2, "envsched", [_row(["x/e-1/0"], [0.5])], {0: [0, 0, 1, 1], 4: [1, 0, 1, 1]})
+    _write_run(tmp_path, 2, "random", [_row(["x/e-1/1"], [0.5])], {4: [0, 0, 1, 0]})
+    _write_run(tmp_path, 2, "plr", [_row(["x/e-1/1"], [0.5])], {}, finished=False)
+    logs = {log.label: log for log in load_runs(tmp_path)}
+    assert set(logs) == {"envsched", "random"}  # plr has not finished
+    assert logs["random"].heldout == {0: [0, 0, 1, 1], 4: [0, 0, 1, 0]}
+
+
+def test_runs_on_other_held_out_tasks_or_without_a_start_are_refused(tmp_path):
+    _write_run(tmp_path, 0, "envsched", [_row(["x/e-1/0"], [0.5])], {4: [0, 1, 0, 1]})
+    with pytest.raises(SystemExit, match=r"no run of .*seed0 has a step-0 evaluation"):
+        load_runs(tmp_path)
+    other = tmp_path / "other"
+    _write_run(other, 1, "envsched", [_row(["x/e-1/0"], [0.5])], {0: [0, 0, 0, 0]})
+    _write_run(other, 1, "random", [_row(["x/e-1/0"], [0.5])], {4: [1, 1, 1, 1]}, held=HELD[::-1])
+    with pytest.raises(SystemExit, match=r"seed1/random/eval.jsonl step 4 is on other held-out tasks"):
+        load_runs(other)
+    with pytest.raises(SystemExit, match="has no finished run"):
+        load_runs(tmp_path / "empty")
+
+
+def test_the_report_pools_seeds_and_refuses_an_unknown_reference(tmp_path):
+    for seed, (env_after, rnd_after) in {0: ([1, 1, 0, 0], [0, 0, 0, 0]), 1: ([1, 1, 1, 1], [1, 1, 1, 0])}.items():
+        _write_run(tmp_path, seed, "envsched", [_row(["ToolWorld/gym-1/000"], [0.5])] * 4, {0: [0, 0, 0, 0], 4: env_after})
+        _write_run(tmp_path, seed, "random", [_row(["ToolWorld/shop-1/000"], [0.0])] * 4, {4: rnd_after})
+    text = report(tmp_path, "random", window=2)
+    pooled = next(line for line in text.splitlines() if "pooled 0,1" in line)
+    assert pooled.startswith("| envsched | pooled 0,1 | 0.375 ")  # (2 + 1) / 8 tasks
+    assert "| envsched | 0 | 0.50 | 0.50 | 1 | 4 |" in text  # rollout reward per 2-step window, distinct tasks, groups
+    with pytest.raises(SystemExit, match=r"--reference 'dump' is not a finished run .* use one of \['envsched', 'random'\]"):
+        report(tmp_path, "dump", window=2)
+    with pytest.raises(SystemExit, match=r"summary\.json is missing: pass --window"):
+        report(tmp_path)
