@@ -59,6 +59,7 @@ columns' (tools in full, tools shared, environment), then the drift's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,8 @@ class DeclarationModel:
     DROP = 1.0 / 64.0
     """Groups weighing less (six half-lives old) leave the fit."""
     CG_ITERATIONS = 12
+    MAX_HALVINGS = 30
+    """Most halvings of an IRLS step that raises the objective; past them the coefficients stay as they were."""
     ROWS = ("node", "prior_visits", "size", "successes", "born")
     STATE_KEYS = (*ROWS, "exposed", "exposure", "visits", "beta", "residual", "pending", "fit_step")
 
@@ -194,14 +197,48 @@ class DeclarationModel:
         weight = decay * self.size * p * (1.0 - p)
         working = logit + (rate - p) / (p * (1.0 - p))
         normal = LinearOperator((len(penalty),) * 2, matvec=lambda v: transposed(weight * product(v)) + penalty * v, dtype=np.float64)
-        self.beta, _ = cg(normal, transposed(weight * working), x0=self.beta, rtol=1e-5, maxiter=self.CG_ITERATIONS)
-        p = expit(product(self.beta))
+        proposal, _ = cg(normal, transposed(weight * working), x0=self.beta, rtol=1e-5, maxiter=self.CG_ITERATIONS)
+        self.beta, logit = self._halve_until_better(self.beta, logit, proposal, product, decay, penalty)
+        p = expit(logit)
         spread = p * (1.0 - p)
         excess = decay @ ((self.successes - self.size * p) ** 2 - self.size * spread)
         scale = decay @ (self.size * (self.size - 1.0) * spread**2)
         groups = float(decay.sum())
         self.residual = (groups * min(max(excess / max(scale, 1e-9), 0.05), 6.0) + self.prior_residual) / (groups + 1.0)
         self._unit_statistics(decay)
+
+    def _objective(self, beta: np.ndarray, logit: np.ndarray, decay: np.ndarray, penalty: np.ndarray) -> float:
+        """The penalised negative log-likelihood the fit minimises (decayed binomial groups, ridge)."""
+        failures = self.size - self.successes
+        return float(decay @ (self.successes * np.logaddexp(0.0, -logit) + failures * np.logaddexp(0.0, logit)) + 0.5 * penalty @ beta**2)
+
+    def _halve_until_better(
+        self,
+        beta: np.ndarray,
+        logit: np.ndarray,
+        proposal: np.ndarray,
+        product: Callable[[np.ndarray], np.ndarray],
+        decay: np.ndarray,
+        penalty: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The IRLS proposal, or the largest ``2^-k`` step towards it that does not raise the objective.
+
+        A plain IRLS step overshoots where the groups separate the data (every early group of a
+        batch failed, so the barely penalised intercept heads for minus infinity): each step then
+        overshoots further the other way, and with a fit after every group or every small batch
+        the coefficients swung between -8000 and +8000. Halving the step until the penalised
+        likelihood does not get worse (as R's ``glm`` does) makes every fit a descent step.
+        Returns the coefficients and their logits.
+        """
+        before = self._objective(beta, logit, decay, penalty)
+        candidate, step = proposal, proposal - beta
+        for _ in range(self.MAX_HALVINGS):
+            candidate_logit = product(candidate)
+            if self._objective(candidate, candidate_logit, decay, penalty) <= before + 1e-9 * abs(before):
+                return candidate, candidate_logit
+            step = step / 2.0
+            candidate = beta + step
+        return beta, logit
 
     def _unit_statistics(self, decay: np.ndarray) -> None:
         """Decayed rollouts and successes of every unit over the kept groups, and the evidence (decayed group count)."""
