@@ -51,7 +51,9 @@ Gauss-Hermite quadrature.
 updates triggers one iteratively-reweighted-least-squares step, solved by at most
 ``CG_ITERATIONS`` matrix-free conjugate-gradient iterations warm-started from the previous
 coefficients (each: two sparse products over the kept groups), so a refit costs the same at any
-pool size. A prediction is one sparse row product per node.
+pool size. The step is taken only if it does not raise the penalised likelihood, else halved
+until it does not (each halving: one more product); the full step passes nearly always, so the
+check costs a few vector operations. A prediction is one sparse row product per node.
 
 ``beta`` holds the design's coefficients, then the visits column's, the three exposure
 columns' (tools in full, tools shared, environment), then the drift's.
