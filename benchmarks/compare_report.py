@@ -4,17 +4,19 @@
     python benchmarks/compare_report.py runs/compare36 --reference random    # differences against another row
 
 Reads each finished run's ``metrics.jsonl`` (the tasks, group means and variances of every step)
-and ``eval.jsonl`` (per-task held-out results), and prints four tables:
+and ``eval.jsonl`` (per-task held-out results), and prints five tables:
 
 1. **Held-out gains** over the seed's starting policy at every evaluated step, paired over the
    same tasks (bootstrap 95% intervals), and each scheduler minus the reference at the same
    step, per seed and with the seeds pooled (the per-task differences of every seed together).
-2. **Rollout reward** per window of T steps, with the distinct tasks and groups trained: a rising
+2. **The paper's target**: each scheduler at step T minus the reference at step 3T, per seed and
+   pooled (only when the folder has both evaluations).
+3. **Rollout reward** per window of T steps, with the distinct tasks and groups trained: a rising
    rollout reward on few tasks can be memorisation, the same rise on many is transfer.
-3. **Reward by visit**: the mean group reward of a task's 1st, 2nd, 3rd and later groups, and of
+4. **Reward by visit**: the mean group reward of a task's 1st, 2nd, 3rd and later groups, and of
    first visits per window of T steps (tasks the policy has never trained on, like held-out
    ones: their rise is what training taught the pool as a whole).
-4. **Held-out gain by domain**: the held-out tasks split by whether the run trained with signal
+5. **Held-out gain by domain**: the held-out tasks split by whether the run trained with signal
    (a group whose rewards varied) on any environment of their domain, the environment id
    without its trailing instance number (``ToolWorld/gym-1`` and ``ToolWorld/gym-5`` are both
    ``ToolWorld/gym``). Held-out environments are never trained on, so this asks whether what
@@ -172,8 +174,32 @@ def gains_table(logs: list[RunLog], reference: str) -> list[str]:
     return lines
 
 
+def target_table(logs: list[RunLog], reference: str, window: int) -> list[str]:
+    """Table 2, the paper's target: each scheduler at step T minus ``reference`` at step 3T, per seed and pooled.
+
+    Empty when no run of the reference has an evaluation at 3T and a partner with one at T.
+    """
+    short, long = window, 3 * window
+    refs = {log.seed: log for log in logs if log.label == reference and long in log.heldout}
+    pairs: dict[str, list[tuple[RunLog, RunLog]]] = {}
+    for log in logs:
+        if log.label != reference and log.seed in refs and short in log.heldout:
+            pairs.setdefault(log.label, []).append((log, refs[log.seed]))
+    if not pairs:
+        return []
+    lines = [f"| at step {short} minus {reference} at step {long} | seeds | difference [95% CI] |", "|---|---|---|"]
+    for label, runs in sorted(pairs.items()):
+        for log, ref in runs:
+            lines.append(f"| {label} | {log.seed} | {paired_gain(ref.heldout[long], log.heldout[short])} |")
+        if len(runs) > 1:
+            before = np.concatenate([ref.heldout[long] for _, ref in runs])
+            after = np.concatenate([log.heldout[short] for log, _ in runs])
+            lines.append(f"| {label} | pooled {','.join(str(log.seed) for log, _ in runs)} | {paired_gain(before, after)} |")
+    return lines
+
+
 def rollout_table(logs: list[RunLog], window: int) -> list[str]:
-    """Tables 2 and 3: rollout reward, first-visit reward and reward by visit."""
+    """Tables 3 and 4: rollout reward, first-visit reward and reward by visit."""
     width = max(-(-len(log.rounds) // window) for log in logs)
     head = " | ".join(f"steps {i * window + 1}-{(i + 1) * window}" for i in range(width))
     lines = [f"| run | seed | rollout reward: {head} | distinct tasks | groups |", "|---|---|" + "---|" * (width + 2)]
@@ -194,7 +220,7 @@ def rollout_table(logs: list[RunLog], window: int) -> list[str]:
 
 
 def domain_table(logs: list[RunLog]) -> list[str]:
-    """Table 4: held-out gain at each run's last evaluation, split by trained and untrained domains."""
+    """Table 5: held-out gain at each run's last evaluation, split by trained and untrained domains."""
     lines = [
         "| run | seed | step | gain, held-out tasks of trained domains (tasks) | of untrained domains (tasks) |",
         "|---|---|---|---|---|",
@@ -207,7 +233,7 @@ def domain_table(logs: list[RunLog]) -> list[str]:
 
 
 def report(folder: Path, reference: str = "random", window: int | None = None) -> str:
-    """The four tables of a comparison folder; ``window`` defaults to T from its ``summary.json``."""
+    """The five tables of a comparison folder; ``window`` defaults to T from its ``summary.json``."""
     logs = load_runs(folder)
     labels = sorted({log.label for log in logs})
     if reference not in labels:
@@ -218,9 +244,13 @@ def report(folder: Path, reference: str = "random", window: int | None = None) -
             raise SystemExit(f"{summary} is missing: pass --window T, or let train_compare.py finish so it writes the file")
         window = int(json.loads(summary.read_text())["T"])
     overall = {log.label: success_interval(log.heldout[max(log.heldout)]) for log in logs}
+    target = target_table(logs, reference, window)
+    if target:
+        target = ["", f"The paper's target (a scheduler at T at least {reference} at 3T), paired over the same tasks:", *target]
     parts = [f"{folder}: {len(logs)} finished runs, seeds {sorted({log.seed for log in logs})}, window T = {window} steps",
              "last evaluation per run: " + ", ".join(f"{k} {v}" for k, v in overall.items()),
              "", "Held-out gains (paired over the same tasks, bootstrap 95% intervals):", *gains_table(logs, reference),
+             *target,
              "", "Rollouts:", *rollout_table(logs, window),
              "", "Held-out gain by domain (trained: some group of the domain had varied rewards):", *domain_table(logs)]  # fmt: skip
     return "\n".join(parts)

@@ -81,3 +81,18 @@ def test_the_report_pools_seeds_and_refuses_an_unknown_reference(tmp_path):
         report(tmp_path, "dump", window=2)
     with pytest.raises(SystemExit, match=r"summary\.json is missing: pass --window"):
         report(tmp_path)
+
+
+def test_the_target_table_pairs_each_scheduler_at_t_with_the_reference_at_3t(tmp_path):
+    evals = {0: ([0, 0, 0, 0], [0, 0, 0, 0]), 1: ([0, 0, 0, 0], [0, 0, 0, 0])}
+    env_at = {0: {2: [1, 1, 0, 0], 6: [1, 1, 1, 1]}, 1: {2: [1, 0, 0, 0], 6: [0, 0, 0, 0]}}
+    rnd_at = {0: {2: [0, 0, 0, 0], 6: [0, 1, 1, 1]}, 1: {2: [1, 1, 1, 1], 6: [1, 0, 0, 0]}}
+    for seed in evals:
+        _write_run(tmp_path, seed, "envsched", [_row(["x/e-1/0"], [0.5])] * 6, {0: evals[seed][0], **env_at[seed]})
+        _write_run(tmp_path, seed, "random", [_row(["x/e-1/1"], [0.5])] * 6, rnd_at[seed])
+    text = report(tmp_path, "random", window=2)
+    assert text.count("| at step 2 minus random at step 6 |") == 1
+    assert "| envsched | 0 | -0.250 " in text  # envsched at 2 (2 of 4) minus random at 6 (3 of 4)
+    assert "| envsched | 1 | 0.000 " in text  # 1 of 4 against 1 of 4
+    assert "| envsched | pooled 0,1 | -0.125 " in text
+    assert "at step 3 minus" not in report(tmp_path, "random", window=3)  # no evaluation at 3T = 9: no table
