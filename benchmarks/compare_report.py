@@ -4,19 +4,22 @@
     python benchmarks/compare_report.py runs/compare36 --reference random    # differences against another row
 
 Reads each finished run's ``metrics.jsonl`` (the tasks, group means and variances of every step)
-and ``eval.jsonl`` (per-task held-out results), and prints five tables:
+and ``eval.jsonl`` (per-task held-out results), and prints six tables:
 
 1. **Held-out gains** over the seed's starting policy at every evaluated step, paired over the
    same tasks (bootstrap 95% intervals), and each scheduler minus the reference at the same
    step, per seed and with the seeds pooled (the per-task differences of every seed together).
 2. **The paper's target**: each scheduler at step T minus the reference at step 3T, per seed and
    pooled (only when the folder has both evaluations).
-3. **Rollout reward** per window of T steps, with the distinct tasks and groups trained: a rising
+3. **Training signal** before each evaluation: the groups whose rewards varied and their summed
+   ``variance / 0.25``. A scheduler at T can only match the reference at 3T with less signal if
+   its groups teach more per unit of signal.
+4. **Rollout reward** per window of T steps, with the distinct tasks and groups trained: a rising
    rollout reward on few tasks can be memorisation, the same rise on many is transfer.
-4. **Reward by visit**: the mean group reward of a task's 1st, 2nd, 3rd and later groups, and of
+5. **Reward by visit**: the mean group reward of a task's 1st, 2nd, 3rd and later groups, and of
    first visits per window of T steps (tasks the policy has never trained on, like held-out
    ones: their rise is what training taught the pool as a whole).
-5. **Held-out gain by domain**: the held-out tasks split by whether the run trained with signal
+6. **Held-out gain by domain**: the held-out tasks split by whether the run trained with signal
    (a group whose rewards varied) on any environment of their domain, the environment id
    without its trailing instance number (``ToolWorld/gym-1`` and ``ToolWorld/gym-5`` are both
    ``ToolWorld/gym``). Held-out environments are never trained on, so this asks whether what
@@ -129,6 +132,16 @@ def trained_domains(rounds: list[dict[str, Any]]) -> set[str]:
     return {domain_of(env_of(t)) for row in rounds for t, v in zip(row["tasks"], row["group_variance"], strict=True) if v > 0}
 
 
+def signal_before(rounds: list[dict[str, Any]], step: int) -> tuple[int, float]:
+    """Groups with varied rewards in the first ``step`` steps, and their summed GRPO signal ``variance / 0.25``.
+
+    A group of all-equal rewards has zero advantage and moves nothing; 0.25 is the variance of a
+    group split evenly between success and failure.
+    """
+    variances = [float(v) for row in rounds[:step] for v in row["group_variance"]]
+    return sum(v > 0 for v in variances), sum(variances) / 0.25
+
+
 def domain_split(log: RunLog, step: int) -> tuple[tuple[int, Interval | None], tuple[int, Interval | None]]:
     """Held-out gain from step 0 to ``step`` on tasks of trained domains, then of untrained ones (count, paired gain)."""
     trained = trained_domains(log.rounds)
@@ -198,8 +211,18 @@ def target_table(logs: list[RunLog], reference: str, window: int) -> list[str]:
     return lines
 
 
+def signal_table(logs: list[RunLog]) -> list[str]:
+    """Table 3: the training signal each run had before each evaluation (what its gain was bought with)."""
+    steps = sorted(set.intersection(*(set(log.heldout) for log in logs)) - {0})
+    lines = ["| run | seed | " + " | ".join(f"by step {s}" for s in steps) + " |", "|---|---|" + "---|" * len(steps)]
+    for log in logs:
+        cells = [f"{varied} groups, {signal:.1f}" for varied, signal in (signal_before(log.rounds, s) for s in steps)]
+        lines.append(f"| {log.label} | {log.seed} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def rollout_table(logs: list[RunLog], window: int) -> list[str]:
-    """Tables 3 and 4: rollout reward, first-visit reward and reward by visit."""
+    """Tables 4 and 5: rollout reward, first-visit reward and reward by visit."""
     width = max(-(-len(log.rounds) // window) for log in logs)
     head = " | ".join(f"steps {i * window + 1}-{(i + 1) * window}" for i in range(width))
     lines = [f"| run | seed | rollout reward: {head} | distinct tasks | groups |", "|---|---|" + "---|" * (width + 2)]
@@ -220,7 +243,7 @@ def rollout_table(logs: list[RunLog], window: int) -> list[str]:
 
 
 def domain_table(logs: list[RunLog]) -> list[str]:
-    """Table 5: held-out gain at each run's last evaluation, split by trained and untrained domains."""
+    """Table 6: held-out gain at each run's last evaluation, split by trained and untrained domains."""
     lines = [
         "| run | seed | step | gain, held-out tasks of trained domains (tasks) | of untrained domains (tasks) |",
         "|---|---|---|---|---|",
@@ -233,7 +256,7 @@ def domain_table(logs: list[RunLog]) -> list[str]:
 
 
 def report(folder: Path, reference: str = "random", window: int | None = None) -> str:
-    """The five tables of a comparison folder; ``window`` defaults to T from its ``summary.json``."""
+    """The six tables of a comparison folder; ``window`` defaults to T from its ``summary.json``."""
     logs = load_runs(folder)
     labels = sorted({log.label for log in logs})
     if reference not in labels:
@@ -251,6 +274,7 @@ def report(folder: Path, reference: str = "random", window: int | None = None) -
              "last evaluation per run: " + ", ".join(f"{k} {v}" for k, v in overall.items()),
              "", "Held-out gains (paired over the same tasks, bootstrap 95% intervals):", *gains_table(logs, reference),
              *target,
+             "", "Training signal before each evaluation (groups with varied rewards; sum of variance / 0.25):", *signal_table(logs),
              "", "Rollouts:", *rollout_table(logs, window),
              "", "Held-out gain by domain (trained: some group of the domain had varied rewards):", *domain_table(logs)]  # fmt: skip
     return "\n".join(parts)
