@@ -159,31 +159,44 @@ def _interval(item: tuple[int, Interval | None]) -> str:
     return f"{gain} ({count})" if gain is not None else "- (0)"
 
 
+def _pairs(logs: list[RunLog], reference: str) -> dict[str, list[tuple[RunLog, RunLog]]]:
+    """Each non-reference label's runs, each with the reference run of its seed (seeds without one left out)."""
+    refs = {log.seed: log for log in logs if log.label == reference}
+    pairs: dict[str, list[tuple[RunLog, RunLog]]] = {}
+    for log in logs:
+        if log.label != reference and log.seed in refs:
+            pairs.setdefault(log.label, []).append((log, refs[log.seed]))
+    return dict(sorted(pairs.items()))
+
+
+def _pooled(pairs: list[tuple[RunLog, RunLog]], step: int, ref_step: int) -> Interval:
+    """Every seed's per-task ``run at step - reference at ref_step`` in one paired bootstrap."""
+    return paired_gain(np.concatenate([r.heldout[ref_step] for _, r in pairs]), np.concatenate([o.heldout[step] for o, _ in pairs]))
+
+
+def _seeds(pairs: list[tuple[RunLog, RunLog]]) -> str:
+    return ",".join(str(log.seed) for log, _ in pairs)
+
+
 def gains_table(logs: list[RunLog], reference: str) -> list[str]:
     """Table 1: gains over step 0 per run, then differences to ``reference`` per seed and pooled."""
     steps = sorted(set.intersection(*(set(log.heldout) for log in logs)) - {0})
     lines = ["| run | seed | " + " | ".join(f"step {s} - step 0" for s in steps) + " |", "|---|---|" + "---|" * len(steps)]
     for log in logs:
         lines.append(f"| {log.label} | {log.seed} | " + " | ".join(str(paired_gain(log.heldout[0], log.heldout[s])) for s in steps) + " |")
-    refs = {log.seed: log for log in logs if log.label == reference}
-    others = sorted({log.label for log in logs if log.label != reference and log.seed in refs})
-    if not others:
+    pairs = _pairs(logs, reference)
+    if not pairs:
         return lines
     lines += [
         "",
         f"| minus {reference} at the same step | seed | " + " | ".join(f"step {s}" for s in steps) + " |",
         "|---|---|" + "---|" * len(steps),
     ]
-    for label in others:
-        pairs = [(log, refs[log.seed]) for log in logs if log.label == label and log.seed in refs]
-        for log, ref in pairs:
+    for label, runs in pairs.items():
+        for log, ref in runs:
             lines.append(f"| {label} | {log.seed} | " + " | ".join(str(paired_gain(ref.heldout[s], log.heldout[s])) for s in steps) + " |")
-        if len(pairs) > 1:
-            pooled = [
-                str(paired_gain(np.concatenate([r.heldout[s] for _, r in pairs]), np.concatenate([o.heldout[s] for o, _ in pairs])))
-                for s in steps
-            ]
-            lines.append(f"| {label} | pooled {','.join(str(o.seed) for o, _ in pairs)} | " + " | ".join(pooled) + " |")
+        if len(runs) > 1:
+            lines.append(f"| {label} | pooled {_seeds(runs)} | " + " | ".join(str(_pooled(runs, s, s)) for s in steps) + " |")
     return lines
 
 
@@ -193,21 +206,16 @@ def target_table(logs: list[RunLog], reference: str, window: int) -> list[str]:
     Empty when no run of the reference has an evaluation at 3T and a partner with one at T.
     """
     short, long = window, 3 * window
-    refs = {log.seed: log for log in logs if log.label == reference and long in log.heldout}
-    pairs: dict[str, list[tuple[RunLog, RunLog]]] = {}
-    for log in logs:
-        if log.label != reference and log.seed in refs and short in log.heldout:
-            pairs.setdefault(log.label, []).append((log, refs[log.seed]))
+    pairs = {label: kept for label, runs in _pairs(logs, reference).items()
+             if (kept := [(log, ref) for log, ref in runs if short in log.heldout and long in ref.heldout])}  # fmt: skip
     if not pairs:
         return []
     lines = [f"| at step {short} minus {reference} at step {long} | seeds | difference [95% CI] |", "|---|---|---|"]
-    for label, runs in sorted(pairs.items()):
+    for label, runs in pairs.items():
         for log, ref in runs:
             lines.append(f"| {label} | {log.seed} | {paired_gain(ref.heldout[long], log.heldout[short])} |")
         if len(runs) > 1:
-            before = np.concatenate([ref.heldout[long] for _, ref in runs])
-            after = np.concatenate([log.heldout[short] for log, _ in runs])
-            lines.append(f"| {label} | pooled {','.join(str(log.seed) for log, _ in runs)} | {paired_gain(before, after)} |")
+            lines.append(f"| {label} | pooled {_seeds(runs)} | {_pooled(runs, short, long)} |")
     return lines
 
 

@@ -93,11 +93,10 @@ def test_the_report_pools_seeds_and_refuses_an_unknown_reference(tmp_path):
 
 
 def test_the_target_table_pairs_each_scheduler_at_t_with_the_reference_at_3t(tmp_path):
-    evals = {0: ([0, 0, 0, 0], [0, 0, 0, 0]), 1: ([0, 0, 0, 0], [0, 0, 0, 0])}
     env_at = {0: {2: [1, 1, 0, 0], 6: [1, 1, 1, 1]}, 1: {2: [1, 0, 0, 0], 6: [0, 0, 0, 0]}}
     rnd_at = {0: {2: [0, 0, 0, 0], 6: [0, 1, 1, 1]}, 1: {2: [1, 1, 1, 1], 6: [1, 0, 0, 0]}}
-    for seed in evals:
-        _write_run(tmp_path, seed, "envsched", [_row(["x/e-1/0"], [0.5])] * 6, {0: evals[seed][0], **env_at[seed]})
+    for seed in env_at:
+        _write_run(tmp_path, seed, "envsched", [_row(["x/e-1/0"], [0.5])] * 6, {0: [0, 0, 0, 0], **env_at[seed]})
         _write_run(tmp_path, seed, "random", [_row(["x/e-1/1"], [0.5])] * 6, rnd_at[seed])
     text = report(tmp_path, "random", window=2)
     assert text.count("| at step 2 minus random at step 6 |") == 1
