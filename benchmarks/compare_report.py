@@ -2,6 +2,7 @@
 
     python benchmarks/compare_report.py runs/compare36                       # every finished run in the folder
     python benchmarks/compare_report.py runs/compare36 --reference random    # differences against another row
+    python benchmarks/compare_report.py runs/compare36 docs/results/compare36  # with the seeds archived by compare_archive.py
 
 Reads each finished run's ``metrics.jsonl`` (the tasks, group means and variances of every step)
 and ``eval.jsonl`` (per-task held-out results), and prints six tables:
@@ -48,6 +49,9 @@ from envsched_gym.rl.summary import Interval, paired_gain, success_interval  # n
 VISIT_BINS = 4
 """Reward-by-visit columns: 1st, 2nd, 3rd, then every later visit together."""
 
+ARCHIVE_MARKER = "archived.json"
+"""Marks a run copied by ``compare_archive.py`` (logs only) as finished, like a live run's ``scheduler_state.pt``."""
+
 
 @dataclass
 class RunLog:
@@ -70,8 +74,14 @@ def env_of(task_id: str) -> str:
     return task_id.rsplit("/", 1)[0]
 
 
+def finished_runs(folder: Path) -> list[Path]:
+    """The ``seed*/<label>`` folders of a comparison with ``scheduler_state.pt`` or an ``archived.json``."""
+    marks = ("scheduler_state.pt", ARCHIVE_MARKER)
+    return sorted(p for p in folder.glob("seed*/*") if p.parent.name[4:].isdigit() and any((p / m).exists() for m in marks))
+
+
 def load_runs(folder: Path) -> list[RunLog]:
-    """Every finished run (``seed*/<label>`` with ``scheduler_state.pt``) of a comparison folder.
+    """Every finished run (see :func:`finished_runs`) of a comparison folder.
 
     Step 0 comes from whichever run of the seed evaluated the shared starting policy.
 
@@ -80,10 +90,10 @@ def load_runs(folder: Path) -> list[RunLog]:
             evaluated on different held-out tasks.
     """
     logs: list[RunLog] = []
-    seeds = sorted(int(p.name[4:]) for p in folder.glob("seed*") if p.name[4:].isdigit())
-    for seed in seeds:
+    runs = finished_runs(folder)
+    for seed in sorted({int(p.parent.name[4:]) for p in runs}):
         seed_dir = folder / f"seed{seed}"
-        finished = sorted(p for p in seed_dir.iterdir() if (p / "scheduler_state.pt").exists())
+        finished = [p for p in runs if p.parent == seed_dir]
         evals = {p.name: read_jsonl(p / "eval.jsonl") for p in finished}
         start = next((e for rows in evals.values() for e in rows if int(e["step"]) == 0), None)
         if finished and start is None:
@@ -102,6 +112,37 @@ def load_runs(folder: Path) -> list[RunLog]:
             f"{folder} has no finished run (seed*/<scheduler>/scheduler_state.pt); run train_compare.py --output-dir {folder} first"
         )
     return logs
+
+
+def load_folders(folders: list[Path]) -> list[RunLog]:
+    """The finished runs of several comparison folders (a live one and archives), each seed from one folder only.
+
+    Raises:
+        SystemExit: Two folders hold the same seed (their step-0 policies could differ).
+    """
+    logs: list[RunLog] = []
+    origin: dict[int, Path] = {}
+    for folder in folders:
+        found = load_runs(folder)
+        for seed in sorted({log.seed for log in found}):
+            if seed in origin:
+                raise SystemExit(f"seed {seed} is in both {origin[seed]} and {folder}; pass one of them, or archive into the other")
+            origin[seed] = folder
+        logs += found
+    return sorted(logs, key=lambda log: (log.seed, log.label))
+
+
+def window_of(folders: list[Path]) -> int:
+    """T from the folders' ``summary.json`` files, which must agree."""
+    windows: dict[int, Path] = {}
+    for folder in folders:
+        summary = folder / "summary.json"
+        if not summary.exists():
+            raise SystemExit(f"{summary} is missing: pass --window T, or let train_compare.py finish so it writes the file")
+        windows.setdefault(int(json.loads(summary.read_text())["T"]), summary)
+    if len(windows) > 1:
+        raise SystemExit(f"the folders have different T ({', '.join(f'{t} in {p}' for t, p in windows.items())}); report them separately")
+    return next(iter(windows))
 
 
 def visit_rewards(rounds: list[dict[str, Any]]) -> list[list[float]]:
@@ -263,17 +304,15 @@ def domain_table(logs: list[RunLog]) -> list[str]:
     return lines
 
 
-def report(folder: Path, reference: str = "random", window: int | None = None) -> str:
-    """The six tables of a comparison folder; ``window`` defaults to T from its ``summary.json``."""
-    logs = load_runs(folder)
+def report(folders: Path | list[Path], reference: str = "random", window: int | None = None) -> str:
+    """The six tables of one or more comparison folders; ``window`` defaults to T from their ``summary.json``."""
+    folders = [folders] if isinstance(folders, Path) else folders
+    folder = ", ".join(map(str, folders))
+    logs = load_folders(folders)
     labels = sorted({log.label for log in logs})
     if reference not in labels:
         raise SystemExit(f"--reference {reference!r} is not a finished run of {folder}; use one of {labels}")
-    if window is None:
-        summary = folder / "summary.json"
-        if not summary.exists():
-            raise SystemExit(f"{summary} is missing: pass --window T, or let train_compare.py finish so it writes the file")
-        window = int(json.loads(summary.read_text())["T"])
+    window = window_of(folders) if window is None else window
     overall = {log.label: success_interval(log.heldout[max(log.heldout)]) for log in logs}
     target = target_table(logs, reference, window)
     if target:
@@ -289,15 +328,16 @@ def report(folder: Path, reference: str = "random", window: int | None = None) -
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Command line: ``compare_report.py FOLDER [--reference random] [--window T]``."""
+    """Command line: ``compare_report.py FOLDER [FOLDER ...] [--reference random] [--window T]``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", type=Path, help="A train_compare.py --output-dir.")
+    parser.add_argument("folders", type=Path, nargs="+", help="train_compare.py --output-dir folders or compare_archive.py archives.")
     parser.add_argument("--reference", default="random", help="The row the others are compared with at the same step.")
     parser.add_argument("--window", type=int, default=None, help="Steps per rollout window (default: T from summary.json).")
     args = parser.parse_args(argv)
-    if not args.folder.is_dir():
-        raise SystemExit(f"{args.folder} is not a folder; pass a train_compare.py --output-dir")
-    print(report(args.folder, args.reference, args.window))
+    for folder in args.folders:
+        if not folder.is_dir():
+            raise SystemExit(f"{folder} is not a folder; pass a train_compare.py --output-dir or a compare_archive.py archive")
+    print(report(args.folders, args.reference, args.window))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,70 @@
+"""compare_archive.py: a finished comparison's logs kept, and read back by the report like live runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.compare_archive import archive
+from benchmarks.compare_report import load_folders, load_runs, report
+from tests.benchmarks.test_compare_report import _row, _write_run
+
+
+def _comparison(folder: Path, seeds: dict[int, tuple[list[int], list[int]]], t: int = 2) -> None:
+    """A finished two-scheduler comparison: per seed, envsched's and random's successes at 3T."""
+    for seed, (env_after, rnd_after) in seeds.items():
+        _write_run(folder, seed, "envsched", [_row(["ToolWorld/gym-1/000"], [0.5])] * 3 * t, {0: [0, 0, 0, 0], 3 * t: env_after})
+        _write_run(folder, seed, "random", [_row(["ToolWorld/shop-1/000"], [0.0])] * 3 * t, {3 * t: rnd_after})
+        (folder / f"seed{seed}" / "envsched" / "adapter_model.safetensors").write_bytes(b"weights")
+    (folder / "summary.json").write_text(json.dumps({"config": {"seeds": ",".join(map(str, seeds))}, "T": t, "results": {}}))
+
+
+def test_an_archive_keeps_the_logs_only_and_reads_back_like_the_live_runs(tmp_path):
+    live, kept = tmp_path / "runs", tmp_path / "kept"
+    _comparison(live, {0: ([1, 1, 0, 0], [0, 0, 0, 0])})
+    copied = archive(live, kept)
+    assert sorted(p.relative_to(kept).as_posix() for p in copied) == ["seed0/envsched", "seed0/random"]
+    assert sorted(p.name for p in (kept / "seed0" / "envsched").iterdir()) == ["archived.json", "eval.jsonl", "metrics.jsonl"]
+    stamp = json.loads((kept / "seed0" / "envsched" / "archived.json").read_text())
+    assert stamp["source"] == str(live) and stamp["train_compare_config"] == {"seeds": "0"}
+    before, after = load_runs(live), load_runs(kept)
+    assert [(r.seed, r.label, r.heldout, r.rounds) for r in before] == [(r.seed, r.label, r.heldout, r.rounds) for r in after]
+    assert report(kept).split("\n", 1)[1] == report(live).split("\n", 1)[1]  # the same tables; only the folder name differs
+
+
+def test_an_archive_refuses_to_overwrite_a_run_or_mix_windows(tmp_path):
+    live, kept = tmp_path / "runs", tmp_path / "kept"
+    _comparison(live, {0: ([1, 1, 0, 0], [0, 0, 0, 0])})
+    archive(live, kept)
+    with pytest.raises(SystemExit, match=r"seed0/envsched exists already; remove it first"):
+        archive(live, kept)
+    other = tmp_path / "runs3"
+    _comparison(other, {1: ([1, 1, 1, 0], [1, 0, 0, 0])}, t=3)
+    with pytest.raises(SystemExit, match=r"has T = 2, .* has T = 3: archive into another folder"):
+        archive(other, kept)
+    assert not (kept / "seed1").exists()  # refused before anything was copied
+    unfinished = tmp_path / "unfinished"
+    _write_run(unfinished, 0, "envsched", [_row(["x/e-1/0"], [0.5])], {0: [0, 0, 0, 0]}, finished=False)
+    with pytest.raises(SystemExit, match="has no finished run"):
+        archive(unfinished, tmp_path / "nowhere")
+    (live / "summary.json").unlink()
+    with pytest.raises(SystemExit, match=r"summary\.json is missing"):
+        archive(live, tmp_path / "nowhere")
+
+
+def test_the_report_pools_the_seeds_of_a_live_folder_and_an_archive(tmp_path):
+    old, new, kept = tmp_path / "old", tmp_path / "new", tmp_path / "kept"
+    _comparison(old, {0: ([1, 1, 0, 0], [0, 0, 0, 0])})
+    _comparison(new, {1: ([1, 1, 1, 1], [1, 1, 1, 0])})
+    archive(old, kept)
+    text = report([new, kept], "random")
+    assert "seeds [0, 1], window T = 2 steps" in text
+    assert "| envsched | pooled 0,1 | 0.375 " in text  # (2 + 1) / 8 tasks, as if both seeds were in one folder
+    with pytest.raises(SystemExit, match=r"seed 0 is in both .*old and .*kept; pass one of them"):
+        load_folders([old, kept])
+    odd = tmp_path / "odd"
+    _comparison(odd, {2: ([1, 0, 0, 0], [0, 0, 0, 0])}, t=3)
+    with pytest.raises(SystemExit, match=r"the folders have different T \(2 in .*, 3 in .*\); report them separately"):
+        report([kept, odd], "random")
