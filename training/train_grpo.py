@@ -93,6 +93,7 @@ class TrainConfig:
     lora_r: int = field(default=16, metadata={"help": "LoRA rank."})
     lora_alpha: int = field(default=32, metadata={"help": "LoRA alpha."})
     beta: float = field(default=0.0, metadata={"help": "KL coefficient (0: no reference model)."})
+    skip_empty_steps: bool = field(default=True, metadata={"help": "Skip the optimizer step of a batch whose every group had equal rewards (a zero gradient), which Adam's momentum would otherwise still move (envsched_gym/rl/signal_gate.py)."})
     loss_type: str = field(default="dapo", metadata={"help": "TRL GRPO loss type (grpo, dapo, dr_grpo, bnpo)."})
     temperature: float = field(default=1.0, metadata={"help": "Rollout sampling temperature."})
     max_new_tokens: int = field(default=64, metadata={"help": "Longest assistant message (local generation)."})
@@ -305,7 +306,7 @@ def main(config: TrainConfig) -> Path:
         model=model, reward_funcs=[env_reward], args=args, train_dataset=slots,
         processing_class=tokenizer, peft_config=LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear"),
         rollout_func=rollouts, callbacks=callbacks, curriculum_sampler=sampler, share_prompt=config.share_prompt,
-        frozen_bf16=config.frozen_bf16 and config.bf16 and not torch.cuda.is_available(),
+        frozen_bf16=config.frozen_bf16 and config.bf16 and not torch.cuda.is_available(), skip_empty_steps=config.skip_empty_steps,
     )  # fmt: skip
     trainer.train(resume_from_checkpoint=checkpoint)
 

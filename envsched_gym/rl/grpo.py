@@ -35,6 +35,7 @@ from envsched_gym.rl.generation import HFGenerator, SamplingConfig, TokenGenerat
 from envsched_gym.rl.rollout import EnvPool, run_rollouts
 from envsched_gym.rl.sampler import CurriculumSampler
 from envsched_gym.rl.shared_prompt import pack_by_prompt, require_maskable, shuffle_groups
+from envsched_gym.rl.signal_gate import GATED, skip_steps_without_signal
 
 CURRICULUM_FILE = "curriculum.pt"
 COMPLETE_MARKER = "envsched-complete.json"  # written last into checkpoint-N: the folder is whole
@@ -52,13 +53,17 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     micro-batches hold whole groups and each distinct prompt's rows are scored as one packed row.
     With ``frozen_bf16`` (bf16 autocast on a CPU), the frozen LoRA base weights are stored in bf16
     once (:mod:`envsched_gym.rl.frozen_bf16`) instead of cast at every forward.
+    With ``skip_empty_steps``, a batch without signal (every gradient exactly zero: every group's
+    rewards equal) does not step the optimizer (:mod:`envsched_gym.rl.signal_gate`).
     """
 
     def __init__(
-        self, *args: Any, curriculum_sampler: CurriculumSampler, share_prompt: bool = False, frozen_bf16: bool = False, **kwargs: Any
+        self, *args: Any, curriculum_sampler: CurriculumSampler, share_prompt: bool = False, frozen_bf16: bool = False,
+        skip_empty_steps: bool = False, **kwargs: Any,
     ) -> None:  # fmt: skip
         self.curriculum_sampler = curriculum_sampler
         self.share_prompt = share_prompt
+        self.skip_empty_steps = skip_empty_steps
         score_completions_only_on_cpu()
         super().__init__(*args, **kwargs)
         if frozen_bf16:
@@ -71,6 +76,12 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     def _get_train_sampler(self, dataset: Any = None) -> CurriculumSampler:
         return self.curriculum_sampler
+
+    def create_optimizer(self, model: Any = None) -> torch.optim.Optimizer:
+        optimizer = super().create_optimizer(model)
+        if self.skip_empty_steps and not getattr(optimizer, GATED, False):
+            skip_steps_without_signal(optimizer)
+        return optimizer
 
     def _prepare_inputs(self, generation_batch: dict[str, Any]) -> dict[str, Any]:
         if not self.share_prompt:

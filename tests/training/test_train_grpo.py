@@ -185,6 +185,20 @@ def test_frozen_bf16_weights_train_like_casting_at_every_forward(tmp_path, monke
         assert logs["stored"][key] == pytest.approx(logs["cast"][key], rel=1e-6, abs=1e-9), key
 
 
+def test_the_optimizer_is_gated_on_signal_by_default_and_a_step_with_signal_is_taken(tmp_path, monkeypatch):
+    """The gate is on by default and wraps the trainer's optimizer once; a batch with signal steps as without it."""
+    gated = []
+    gate = grpo.skip_steps_without_signal
+    monkeypatch.setattr(grpo, "skip_steps_without_signal", lambda optimizer: gated.append(gate(optimizer)) or optimizer)
+    assert TrainConfig().skip_empty_steps and parse_config(["--preset", "smol-cpu"]).skip_empty_steps
+    logs = _one_step_logs(tmp_path, {"gated": {}, "plain": {"skip_empty_steps": False}})
+    assert len(gated) == 1 and gated[0].skipped_steps == 0  # only the first run was gated, and its one step was taken
+    assert logs["plain"]["grad_norm"] > 0, "every group was uniform: nothing to compare"
+    assert logs["gated"]["rounds"] == logs["plain"]["rounds"]
+    for key in ("grad_norm", "loss"):
+        assert logs["gated"][key] == pytest.approx(logs["plain"][key], rel=1e-6, abs=1e-9), key
+
+
 def test_the_evaluation_schedule_is_every_n_steps_or_the_given_steps():
     assert eval_schedule(TrainConfig(steps=8, eval_every=3)) == {0, 3, 6, 8}
     assert eval_schedule(TrainConfig(steps=8, eval_every=0)) == set()
