@@ -8,9 +8,9 @@ A run folder of ``train_compare.py`` holds its adapter and scheduler state (tens
 is computed from: ``metrics.jsonl`` (the tasks, group means and variances of each step) and
 ``eval.jsonl`` (the per-task held-out successes of each evaluation). A new machine starts without
 ``runs/``, so a seed run in one session cannot be paired with a seed run in the next unless those
-logs are kept. This copies them for every finished run, with the folder's ``summary.json``, and
-marks each copied run finished with an ``archived.json`` that records where it came from.
-``compare_report.py`` reads an archived run like a live one.
+logs are kept. This copies them for every finished run and marks each copied run finished with
+an ``archived.json`` that records where it came from; the archive's own ``summary.json`` keeps
+only T. ``compare_report.py`` reads an archived run like a live one.
 """
 
 from __future__ import annotations

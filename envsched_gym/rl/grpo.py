@@ -59,7 +59,7 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     def __init__(
         self, *args: Any, curriculum_sampler: CurriculumSampler, share_prompt: bool = False, frozen_bf16: bool = False,
-        skip_empty_steps: bool = False, **kwargs: Any,
+        skip_empty_steps: bool = True, **kwargs: Any,
     ) -> None:  # fmt: skip
         self.curriculum_sampler = curriculum_sampler
         self.share_prompt = share_prompt

@@ -35,6 +35,7 @@ def skip_steps_without_signal(optimizer: torch.optim.Optimizer) -> torch.optim.O
 
     Counts the skipped steps in ``optimizer.skipped_steps``. Gate the optimizer before a learning
     rate scheduler is built on it (the scheduler wraps ``step`` too, and must see the gated one).
+    A step given a ``closure`` (which computes the gradients itself) is always taken.
 
     Raises:
         ValueError: The optimizer is gated already.
