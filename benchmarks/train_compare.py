@@ -95,14 +95,19 @@ def eval_steps(config: CompareConfig, first: bool) -> list[int]:
 
 
 def runs(config: CompareConfig) -> dict[str, tuple[str, str]]:
-    """Every run of a seed: label -> (scheduler, its train_grpo.py --scheduler-options)."""
-    rows = {name: (name, "") for name in config.schedulers.split(",")}
+    """Every run of a seed: label -> (scheduler, its train_grpo.py --scheduler-options).
+
+    ``--schedulers ""`` with ``--variants`` runs the variants alone, e.g. to add one to a seed
+    whose other runs are archived (:mod:`benchmarks.compare_archive`)."""
+    rows = {name: (name, "") for name in filter(None, (n.strip() for n in config.schedulers.split(",")))}
     for text in filter(None, (v.strip() for v in config.variants.split(";"))):
         try:
             label, options = parse_variant(text)  # a malformed option fails here, not after the first run
         except ValueError as exc:
             raise SystemExit(f"--variants: {exc}") from None
         rows[f"envsched-{label}"] = ("envsched", ",".join(f"{k}={v}" for k, v in options.items()))
+    if not rows:
+        raise SystemExit("nothing to run: give --schedulers (e.g. random,envsched) or --variants")
     return rows
 
 

@@ -41,7 +41,7 @@ from envsched_gym.curriculum.features import NodeFeatures, build_features
 from envsched_gym.curriculum.graph import DualGraph
 from envsched_gym.curriculum.mixture import MixtureConfig
 from envsched_gym.curriculum.predictor import PredictorConfig, VariancePredictor
-from envsched_gym.curriculum.progress import LearningProgress
+from envsched_gym.curriculum.progress import VISITS, LearningProgress
 from envsched_gym.curriculum.regression import DeclarationModel
 from envsched_gym.curriculum.state import StateReader
 from envsched_gym.curriculum.units import KINDS
@@ -79,6 +79,12 @@ class EnvSchedConfig:
             already exercise counts ``1 / (1 + repeat_discount * c)`` in a candidate's transfer
             value (0: every pick is valued alone; no effect with ``transfer_weight = 0``; see
             :meth:`EnvSchedScheduler.transfer_value`).
+        max_visits: Most groups one task gets while its family still has tasks below that count
+            (0: no cap). Once too few of a family's tasks are below it to fill the family's
+            picks, the cap rises by ``max_visits`` (a second pass over the family), so a small
+            pool keeps being scheduled. A variance-seeking scheduler otherwise returns to the
+            same few varied tasks: on the real learner their rewards rose with each revisit
+            while held-out success fell (see :meth:`EnvSchedScheduler.open_nodes`).
         predictor: Evidence weights and decay of the variance predictor.
     """
 
@@ -98,6 +104,7 @@ class EnvSchedConfig:
     repeat_discount: float = 1.0
     progress_weight: float = 1.0
     direction_transfer: float = 1.0
+    max_visits: int = 0
     predictor: PredictorConfig = field(default_factory=PredictorConfig)
 
 
@@ -316,7 +323,7 @@ class EnvSchedScheduler(BaseScheduler):
         members, envs = self.mixture.members[family], self._member_envs[family]
         left = self.quotas(size, family)
         picks: list[int] = []
-        taken = np.zeros(len(members), dtype=bool)
+        taken = ~self.open_nodes(members, size)
         n_cand = min(len(members), self.config.candidates_per_slot * size)
         while len(picks) < size:
             open_score = np.where(taken | (left[envs] <= 0), -np.inf, score)
@@ -338,6 +345,20 @@ class EnvSchedScheduler(BaseScheduler):
             taken[np.searchsorted(members, picks[before:])] = True
             n_cand *= 4
         return picks
+
+    def open_nodes(self, members: np.ndarray, size: int) -> np.ndarray:
+        """Which of a family's ``members`` may be picked under ``max_visits`` for a fill of ``size`` picks.
+
+        A node is open while its groups so far are below the cap; the cap is the smallest
+        multiple of ``max_visits`` that leaves at least ``size`` nodes open (all open when
+        ``max_visits`` is 0).
+        """
+        cap = self.config.max_visits
+        if not cap:
+            return np.ones(len(members), dtype=bool)
+        visits = self.progress.stats[members, VISITS]
+        limit = cap * (1 + int(np.sort(visits)[min(size, len(members)) - 1] // cap))
+        return visits < limit
 
     def _greedy(self, cand: np.ndarray, score: np.ndarray, size: int, picks: list[int], left: np.ndarray) -> None:
         """Extend ``picks`` from ``cand`` (best first), spending ``left`` quota.
@@ -433,6 +454,8 @@ def _with_overrides(config: EnvSchedConfig, overrides: dict[str, Any]) -> EnvSch
     if predictor.model_exposure < 0:
         raise ValueError(f"model_exposure must be at least 0 (0: no exposure columns), got {predictor.model_exposure}")
     merged = EnvSchedConfig(**{**asdict(config), **top, "predictor": predictor})
+    if isinstance(merged.max_visits, bool) or not isinstance(merged.max_visits, int) or merged.max_visits < 0:
+        raise ValueError(f"max_visits must be a whole number of groups, at least 0 (0: no cap), got {merged.max_visits!r}")
     if merged.direction_transfer not in (0, 1):
         raise ValueError(
             f"direction_transfer must be 1 (the learned direction of transfer) or 0 (the reach x room form), "

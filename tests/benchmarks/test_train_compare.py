@@ -89,6 +89,12 @@ def test_envsched_variants_run_with_their_options_under_their_own_label():
         runs(CompareConfig(variants="bad:repeat_discount=x"))
 
 
+def test_variants_may_run_alone_to_join_an_archived_seed_but_something_must_run():
+    assert runs(CompareConfig(schedulers="", variants="cap2:max_visits=2")) == {"envsched-cap2": ("envsched", "max_visits=2")}
+    with pytest.raises(SystemExit, match="nothing to run"):
+        runs(CompareConfig(schedulers=" , ", variants=""))
+
+
 def test_target_holds_only_when_envsched_at_t_matches_random_at_3t_on_every_seed():
     tasks = 50
     good = {"envsched": {0: _result({4: [1.0] * 30 + [0.0] * 20}, 0.6)}, "random": {0: _result({12: [1.0] * 25 + [0.0] * 25}, 0.3)}}

@@ -119,3 +119,35 @@ def test_a_small_user_family_beside_toolworld_gets_its_floor_share(toolworld_and
     s = EnvSchedScheduler(toolworld_and_lamps, seed=0)
     picks = [toolworld_and_lamps.node(t).family for batch in drive(s, 30, seed=0, batch=16, group=8, per_task_p=True) for t in batch]
     assert picks.count("LampWorld") / len(picks) >= MixtureConfig().floor
+
+
+def _revisits(scheduler: EnvSchedScheduler, rounds: int, batch: int) -> tuple[int, int]:
+    """Most groups any task got and distinct tasks over ``rounds`` batches, every group varied (1, 0, 1, 0)."""
+    seen: dict[str, int] = {}
+    for _ in range(rounds):
+        for task in scheduler.next_batch(batch):
+            seen[task] = seen.get(task, 0) + 1
+            scheduler.update(task, [1.0, 0.0, 1.0, 0.0])
+    return max(seen.values()), len(seen)
+
+
+def test_max_visits_caps_the_groups_of_a_task_while_the_pool_has_others(small_suite: Suite) -> None:
+    uncapped = _revisits(EnvSchedScheduler(small_suite, seed=0), 12, 8)
+    capped = _revisits(EnvSchedScheduler(small_suite, seed=0, max_visits=2), 12, 8)
+    assert uncapped[0] > 2  # varied groups pull the scheduler back to the same tasks
+    assert capped[0] == 2 and capped[1] >= 96 // 2
+
+
+def test_max_visits_rises_by_its_step_once_a_small_pool_is_spent() -> None:
+    env = EnvSpec(env_id="Solo", family="Solo", gym_id="envsched/Solo-v0")
+    suite = Suite(TaskNode(env, TaskSpec(task_id=f"s{i}", env_id="Solo", instruction=f"task {i}")) for i in range(12))
+    scheduler = EnvSchedScheduler(suite, seed=0, max_visits=1)
+    most, distinct = _revisits(scheduler, 6, 4)  # 24 groups over 12 tasks: every task twice
+    assert (most, distinct) == (2, 12)
+    assert scheduler.open_nodes(np.arange(12), 4).all()  # every task at 2 visits: the cap is now 3
+
+
+@pytest.mark.parametrize("value", [-1, 1.5])
+def test_max_visits_must_be_a_whole_number_of_groups(small_suite: Suite, value: float) -> None:
+    with pytest.raises(ValueError, match="max_visits must be a whole number of groups"):
+        EnvSchedScheduler(small_suite, max_visits=value)
