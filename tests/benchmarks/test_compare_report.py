@@ -103,12 +103,14 @@ def test_the_target_table_pairs_each_scheduler_at_t_with_the_reference_at_3t(tmp
     assert "| envsched | 0 | -0.250 " in text  # envsched at 2 (2 of 4) minus random at 6 (3 of 4)
     assert "| envsched | 1 | 0.000 " in text  # 1 of 4 against 1 of 4
     assert "| envsched | pooled 0,1 | -0.125 " in text
-    assert "| envsched | 0 | 2 groups, 2.0 | 6 groups, 6.0 |" in text  # the signal each evaluation was bought with
+    assert "| envsched | 0 | 2 steps, 2 groups, 2.0 | 6 steps, 6 groups, 6.0 |" in text  # the signal each evaluation was bought with
     assert "at step 3 minus" not in report(tmp_path, "random", window=3)  # no evaluation at 3T = 9: no table
 
 
 def test_signal_counts_varied_groups_and_their_variance_in_units_of_an_even_split():
     rounds = [_row(["a", "b"], [0.5, 1.0], [0.25, 0.0]), _row(["a", "c"], [0.25, 0.75], [0.1875, 0.1875]), _row(["a"], [0.5], [0.25])]
-    assert signal_before(rounds, 1) == (1, 1.0)
-    assert signal_before(rounds, 2) == (3, 2.5)
-    assert signal_before(rounds, 3) == (4, 3.5)
+    assert signal_before(rounds, 1) == (1, 1, 1.0)
+    assert signal_before(rounds, 2) == (2, 3, 2.5)
+    assert signal_before(rounds, 3) == (3, 4, 3.5)
+    flat = [_row(["a"], [0.0], [0.0]), *rounds]  # a step whose every group had equal rewards: no update
+    assert signal_before(flat, 2) == (1, 1, 1.0)
