@@ -174,17 +174,24 @@ def trained_domains(rounds: list[dict[str, Any]]) -> set[str]:
 
 
 def signal_before(rounds: list[dict[str, Any]], step: int) -> tuple[int, int, float]:
-    """Steps with at least one varied group, groups with varied rewards, and their summed GRPO signal ``variance / 0.25``, in the first ``step`` steps.
+    """Weight updates, groups with varied rewards, and their summed GRPO signal ``variance / 0.25``, in the first ``step`` steps.
 
     A group of all-equal rewards has zero advantage and moves nothing; 0.25 is the variance of a
-    group split evenly between success and failure. A step without a varied group is skipped by
-    the optimizer's signal gate (``train_grpo.py --skip-empty-steps``), so the first count is the
-    number of weight updates a gated run made: Adam's step has about the same size however weak
-    its batch's signal, so runs with equal signal but more updates moved their weights further.
+    group split evenly between success and failure. Under the optimizer's signal gate
+    (``train_grpo.py --skip-empty-steps``) a step without a varied group moves nothing, and with
+    ``--signal-groups-per-update N`` (each record's ``groups_per_update``; 1 in records without
+    it) the gradients wait until N varied groups have contributed, so the updates are replayed
+    from the per-round counts. Adam's step has about the same size however weak its batch's
+    signal, so runs with equal signal but more updates moved their weights further.
     """
-    variances = [[float(v) for v in row["group_variance"]] for row in rounds[:step]]
-    flat = [v for row in variances for v in row]
-    return sum(any(v > 0 for v in row) for row in variances), sum(v > 0 for v in flat), sum(flat) / 0.25
+    updates, pending, varied, signal = 0, 0, 0, 0.0
+    for row in rounds[:step]:
+        counts = [float(v) for v in row["group_variance"]]
+        groups = sum(v > 0 for v in counts)
+        varied, signal, pending = varied + groups, signal + sum(counts) / 0.25, pending + groups
+        if groups and pending >= int(row.get("groups_per_update", 1)):
+            updates, pending = updates + 1, 0
+    return updates, varied, signal
 
 
 def domain_split(log: RunLog, step: int) -> tuple[tuple[int, Interval | None], tuple[int, Interval | None]]:
@@ -269,7 +276,7 @@ def signal_table(logs: list[RunLog]) -> list[str]:
     steps = sorted(set.intersection(*(set(log.heldout) for log in logs)) - {0})
     lines = ["| run | seed | " + " | ".join(f"by step {s}" for s in steps) + " |", "|---|---|" + "---|" * len(steps)]
     for log in logs:
-        cells = [f"{updates} steps, {varied} groups, {signal:.1f}" for updates, varied, signal in (signal_before(log.rounds, s) for s in steps)]
+        cells = [f"{updates} updates, {varied} groups, {signal:.1f}" for updates, varied, signal in (signal_before(log.rounds, s) for s in steps)]
         lines.append(f"| {log.label} | {log.seed} | " + " | ".join(cells) + " |")
     return lines
 
@@ -325,7 +332,7 @@ def report(folders: Path | list[Path], reference: str = "random", window: int | 
              "last evaluation per run: " + ", ".join(f"{k} {v}" for k, v in overall.items()),
              "", "Held-out gains (paired over the same tasks, bootstrap 95% intervals):", *gains_table(logs, reference),
              *target,
-             "", "Training signal before each evaluation (steps with a varied group, i.e. weight updates under the signal gate; groups with varied rewards; sum of variance / 0.25):", *signal_table(logs),
+             "", "Training signal before each evaluation (weight updates under the signal gate, replayed from the varied groups per step; groups with varied rewards; sum of variance / 0.25):", *signal_table(logs),
              "", "Rollouts:", *rollout_table(logs, window),
              "", "Held-out gain by domain (trained: some group of the domain had varied rewards):", *domain_table(logs)]  # fmt: skip
     return "\n".join(parts)

@@ -94,6 +94,7 @@ class TrainConfig:
     lora_alpha: int = field(default=32, metadata={"help": "LoRA alpha."})
     beta: float = field(default=0.0, metadata={"help": "KL coefficient (0: no reference model)."})
     skip_empty_steps: bool = field(default=True, metadata={"help": "Skip the optimizer step of a batch whose every group had equal rewards (a zero gradient), which Adam's momentum would otherwise still move (envsched_gym/rl/signal_gate.py)."})
+    signal_groups_per_update: int = field(default=1, metadata={"help": "With --skip-empty-steps: accumulate the gradients of successive rounds and step once this many groups with varied rewards have contributed (1: step on every round with signal; at equal rollouts, fewer and less noisy updates; envsched_gym/rl/signal_gate.py)."})
     loss_type: str = field(default="dapo", metadata={"help": "TRL GRPO loss type (grpo, dapo, dr_grpo, bnpo)."})
     temperature: float = field(default=1.0, metadata={"help": "Rollout sampling temperature."})
     max_new_tokens: int = field(default=64, metadata={"help": "Longest assistant message (local generation)."})
@@ -169,7 +170,16 @@ def parse_config(argv: list[str] | None = None) -> TrainConfig:
         raise SystemExit(f"unknown preset '{first.preset}'; choose one of {sorted(PRESETS)}")
     parser.set_defaults(**PRESETS[first.preset])
     (config,) = parser.parse_args_into_dataclasses(args=argv)
+    check_signal_gate(config)
     return dataclasses.replace(config, bf16=resolve_bf16(config.bf16))
+
+
+def check_signal_gate(config: TrainConfig) -> None:
+    """Refuse a ``--signal-groups-per-update`` below 1, or above 1 with the gate off (nothing would accumulate)."""
+    if config.signal_groups_per_update < 1:
+        raise SystemExit(f"--signal-groups-per-update {config.signal_groups_per_update}: give a whole number of groups >= 1 (1: step on every round with signal)")
+    if config.signal_groups_per_update > 1 and not config.skip_empty_steps:
+        raise SystemExit(f"--signal-groups-per-update {config.signal_groups_per_update} accumulates through the signal gate: drop --skip-empty-steps False, or use 1")
 
 
 def build_scheduler(config: TrainConfig, train: Suite) -> BaseScheduler:
@@ -264,6 +274,7 @@ def train_envs(config: TrainConfig, train: Suite) -> EnvBackend:
 
 def main(config: TrainConfig) -> Path:
     """Train; returns the run directory."""
+    check_signal_gate(config)
     if config.bf16 is None:
         config = dataclasses.replace(config, bf16=resolve_bf16(None))
     print(f"precision: {'bf16 autocast' if config.bf16 else 'fp32'} on {device_name()} ({'native' if native_bf16() else 'no native'} bf16 matmul)")
@@ -291,7 +302,7 @@ def main(config: TrainConfig) -> Path:
     slots = Dataset.from_dict({"prompt": [str(j) for j in range(config.tasks_per_step)]})
     rollouts = EnvironmentRollouts(
         train_envs(config, train), tokenizer, SamplingConfig(config.max_new_tokens, config.temperature), config.max_completion_length,
-        RoundLogger(sampler, run / "metrics.jsonl"), config.num_generations, merge_lora=config.decode_merged,
+        RoundLogger(sampler, run / "metrics.jsonl", groups_per_update=config.signal_groups_per_update), config.num_generations, merge_lora=config.decode_merged,
     )  # fmt: skip
     callbacks: list[Any] = [CurriculumCheckpoint(sampler, rollouts)]
     if heldout is not None:
@@ -307,6 +318,7 @@ def main(config: TrainConfig) -> Path:
         processing_class=tokenizer, peft_config=LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear"),
         rollout_func=rollouts, callbacks=callbacks, curriculum_sampler=sampler, share_prompt=config.share_prompt,
         frozen_bf16=config.frozen_bf16 and config.bf16 and not torch.cuda.is_available(), skip_empty_steps=config.skip_empty_steps,
+        signal_groups_per_update=config.signal_groups_per_update,
     )  # fmt: skip
     trainer.train(resume_from_checkpoint=checkpoint)
 

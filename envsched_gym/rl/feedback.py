@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +48,8 @@ class RoundRecord:
     family_share: dict[str, float] = field(default_factory=dict)
     family_target: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    groups_per_update: int = 1
+    """The run's ``signal_groups_per_update``: how many varied groups the optimizer waits for (records without it: 1)."""
 
 
 def group_rollouts(
@@ -90,10 +92,11 @@ def round_record(
 class RoundLogger:
     """Feeds each round's groups to the sampler and appends its record to ``metrics.jsonl``."""
 
-    def __init__(self, sampler: CurriculumSampler, path: str | Path | None, write: bool = True) -> None:
+    def __init__(self, sampler: CurriculumSampler, path: str | Path | None, write: bool = True, groups_per_update: int = 1) -> None:
         self.sampler = sampler
         self.path = Path(path) if path else None
         self.write = write
+        self.groups_per_update = groups_per_update
         self.records: list[RoundRecord] = []
 
     def observe(self, r: int, groups: list[GroupResult], seconds: float = 0.0) -> RoundRecord:
@@ -101,7 +104,7 @@ class RoundLogger:
         self.sampler.feedback(r, [(g.task_id, g.rewards) for g in groups])
         predictions = self.sampler.predictions[r] if r < len(self.sampler.predictions) else None
         mix = self.sampler.mixes[r] if r < len(self.sampler.mixes) else None
-        record = round_record(r, groups, predictions, seconds, mix)
+        record = replace(round_record(r, groups, predictions, seconds, mix), groups_per_update=self.groups_per_update)
         self.records.append(record)
         if self.write and self.path is not None:
             with self.path.open("a") as f:

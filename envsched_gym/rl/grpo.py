@@ -54,16 +54,22 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     With ``frozen_bf16`` (bf16 autocast on a CPU), the frozen LoRA base weights are stored in bf16
     once (:mod:`envsched_gym.rl.frozen_bf16`) instead of cast at every forward.
     With ``skip_empty_steps``, a batch without signal (every gradient exactly zero: every group's
-    rewards equal) does not step the optimizer (:mod:`envsched_gym.rl.signal_gate`).
+    rewards equal) does not step the optimizer (:mod:`envsched_gym.rl.signal_gate`), and with
+    ``signal_groups_per_update = N > 1`` the rounds' gradients are summed until N groups with varied
+    rewards (counted by the ``rollout_func``, an :class:`EnvironmentRollouts`) have contributed.
     """
 
     def __init__(
         self, *args: Any, curriculum_sampler: CurriculumSampler, share_prompt: bool = False, frozen_bf16: bool = False,
-        skip_empty_steps: bool = True, **kwargs: Any,
+        skip_empty_steps: bool = True, signal_groups_per_update: int = 1, **kwargs: Any,
     ) -> None:  # fmt: skip
+        if signal_groups_per_update > 1 and not (skip_empty_steps and isinstance(kwargs.get("rollout_func"), EnvironmentRollouts)):
+            raise ValueError("signal_groups_per_update > 1 accumulates through the signal gate and counts groups in EnvironmentRollouts: "
+                             "pass skip_empty_steps=True and rollout_func=EnvironmentRollouts(...), or use 1")  # fmt: skip
         self.curriculum_sampler = curriculum_sampler
         self.share_prompt = share_prompt
         self.skip_empty_steps = skip_empty_steps
+        self.signal_groups_per_update = signal_groups_per_update
         score_completions_only_on_cpu()
         super().__init__(*args, **kwargs)
         if frozen_bf16:
@@ -80,7 +86,9 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     def create_optimizer(self, model: Any = None) -> torch.optim.Optimizer:
         optimizer = super().create_optimizer(model)
         if self.skip_empty_steps and not getattr(optimizer, GATED, False):
-            skip_steps_without_signal(optimizer)
+            rollouts = self.rollout_func
+            counter = (lambda: rollouts.varied_groups) if isinstance(rollouts, EnvironmentRollouts) else None
+            skip_steps_without_signal(optimizer, self.signal_groups_per_update, counter)
         return optimizer
 
     def _prepare_inputs(self, generation_batch: dict[str, Any]) -> dict[str, Any]:
@@ -151,6 +159,8 @@ class EnvironmentRollouts:
         self.generator = generator
         self.merge_lora = merge_lora
         self.round = 0
+        self.varied_groups = 0
+        """Groups with varied rewards in the last round, over all processes (the signal gate's count)."""
 
     def __call__(self, prompts: list[str], trainer: GRPOTrainer) -> dict[str, Any]:
         if not trainer.model.training:
@@ -166,6 +176,7 @@ class EnvironmentRollouts:
         rows = gather_object([(r.task_id, r.env_id, r.reward, r.success) for r in rollouts])
         task_ids, env_ids, rewards, successes = (list(col) for col in zip(*rows, strict=True))
         groups = group_rollouts(task_ids, env_ids, rewards, successes, self.num_generations)
+        self.varied_groups = sum(len(set(g.rewards)) > 1 for g in groups)
         self.logger.write = trainer.accelerator.is_main_process
         self.logger.observe(self.round, groups, time.perf_counter() - start)
         self.round += 1

@@ -103,7 +103,7 @@ def test_the_target_table_pairs_each_scheduler_at_t_with_the_reference_at_3t(tmp
     assert "| envsched | 0 | -0.250 " in text  # envsched at 2 (2 of 4) minus random at 6 (3 of 4)
     assert "| envsched | 1 | 0.000 " in text  # 1 of 4 against 1 of 4
     assert "| envsched | pooled 0,1 | -0.125 " in text
-    assert "| envsched | 0 | 2 steps, 2 groups, 2.0 | 6 steps, 6 groups, 6.0 |" in text  # the signal each evaluation was bought with
+    assert "| envsched | 0 | 2 updates, 2 groups, 2.0 | 6 updates, 6 groups, 6.0 |" in text  # the signal each evaluation was bought with
     assert "at step 3 minus" not in report(tmp_path, "random", window=3)  # no evaluation at 3T = 9: no table
 
 
@@ -114,3 +114,12 @@ def test_signal_counts_varied_groups_and_their_variance_in_units_of_an_even_spli
     assert signal_before(rounds, 3) == (3, 4, 3.5)
     flat = [_row(["a"], [0.0], [0.0]), *rounds]  # a step whose every group had equal rewards: no update
     assert signal_before(flat, 2) == (1, 1, 1.0)
+
+
+def test_updates_are_replayed_from_the_varied_groups_when_the_gate_waits_for_several():
+    """With groups_per_update 3 the optimizer steps once 3 varied groups have accumulated: at the
+    2nd step (1 + 2) and the 5th (1 + 0 + 2), not at the steps between."""
+    varied = [[0.25, 0.0], [0.25, 0.25], [0.0, 0.0], [0.25, 0.0], [0.25, 0.25]]
+    rounds = [{**_row(["a", "b"], [0.5, 0.5], v), "groups_per_update": 3} for v in varied]
+    assert [signal_before(rounds, k)[0] for k in range(1, 6)] == [0, 1, 1, 1, 2]
+    assert signal_before(rounds, 5)[1] == 6

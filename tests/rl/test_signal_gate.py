@@ -47,3 +47,49 @@ def test_signal_is_any_non_zero_gradient_and_gating_twice_is_refused():
     skip_steps_without_signal(optimizer)
     with pytest.raises(ValueError, match="gate it once"):
         skip_steps_without_signal(optimizer)
+
+
+def _accumulated(rounds: list[tuple[float, int]], groups_per_update: int) -> tuple[torch.nn.Parameter, torch.optim.AdamW]:
+    """AdamW (lr 0.1) gated to wait for ``groups_per_update`` varied groups; each round is (gradient scale, varied groups)."""
+    torch.manual_seed(0)
+    weight = torch.nn.Parameter(torch.randn(4))
+    optimizer = torch.optim.AdamW([weight], lr=0.1, weight_decay=0.0)
+    count = [0]
+    skip_steps_without_signal(optimizer, groups_per_update, lambda: count[0])
+    direction = torch.tensor([1.0, -2.0, 0.5, 3.0])
+    for scale, varied in rounds:
+        weight.grad, count[0] = scale * direction, varied
+        optimizer.step()
+    return weight, optimizer
+
+
+def test_waiting_for_several_varied_groups_steps_once_on_the_summed_gradient():
+    # rounds 1-3 bring 1 + 0 + 2 varied groups: one step, on the sum of rounds 1 and 3; round 4's group is still pending
+    waited, optimizer = _accumulated([(1.0, 1), (0.0, 0), (0.5, 2), (2.0, 1)], groups_per_update=3)
+    once, _ = _steps(False, [1.5])
+    assert torch.allclose(waited, once)
+    assert optimizer.state[waited]["step"].item() == 1 and optimizer.skipped_steps == 3 and optimizer.deferred_steps == 2
+
+
+def test_a_pending_gradient_survives_a_checkpoint_of_the_optimizer():
+    straight, _ = _accumulated([(1.0, 1), (0.5, 1), (2.0, 1), (0.25, 1)], groups_per_update=2)
+    first, saved = _accumulated([(1.0, 1), (0.5, 1), (2.0, 1)], groups_per_update=2)  # round 3's gradient is pending
+    state = saved.state_dict()
+    assert state["envsched_pending_signal"]["groups"] == 1
+    weight = torch.nn.Parameter(first.detach().clone())
+    resumed = torch.optim.AdamW([weight], lr=0.1, weight_decay=0.0)
+    skip_steps_without_signal(resumed, 2, lambda: 1)
+    resumed.load_state_dict(state)
+    weight.grad = 0.25 * torch.tensor([1.0, -2.0, 0.5, 3.0])
+    resumed.step()
+    assert torch.allclose(weight, straight) and not torch.allclose(weight, first)
+
+
+@pytest.mark.parametrize(("groups", "counter", "message"), [
+    (0, lambda: 1, "whole number of groups >= 1"), (True, lambda: 1, "whole number"), (1.5, lambda: 1, "whole number"),
+    (2, None, "needs varied_groups"),
+])  # fmt: skip
+def test_groups_per_update_must_be_a_positive_count_with_a_counter(groups, counter, message):
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(2))], lr=1.0)
+    with pytest.raises(ValueError, match=message):
+        skip_steps_without_signal(optimizer, groups, counter)

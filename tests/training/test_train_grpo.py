@@ -189,7 +189,7 @@ def test_the_optimizer_is_gated_on_signal_by_default_and_a_step_with_signal_is_t
     """The gate is on by default and wraps the trainer's optimizer once; a batch with signal steps as without it."""
     gated = []
     gate = grpo.skip_steps_without_signal
-    monkeypatch.setattr(grpo, "skip_steps_without_signal", lambda optimizer: gated.append(gate(optimizer)) or optimizer)
+    monkeypatch.setattr(grpo, "skip_steps_without_signal", lambda optimizer, *args: gated.append(gate(optimizer, *args)) or optimizer)
     assert TrainConfig().skip_empty_steps and parse_config(["--preset", "smol-cpu"]).skip_empty_steps
     logs = _one_step_logs(tmp_path, {"gated": {}, "plain": {"skip_empty_steps": False}})
     assert len(gated) == 1 and gated[0].skipped_steps == 0  # only the first run was gated, and its one step was taken
@@ -197,6 +197,29 @@ def test_the_optimizer_is_gated_on_signal_by_default_and_a_step_with_signal_is_t
     assert logs["gated"]["rounds"] == logs["plain"]["rounds"]
     for key in ("grad_norm", "loss"):
         assert logs["gated"][key] == pytest.approx(logs["plain"][key], rel=1e-6, abs=1e-9), key
+
+
+def test_waiting_for_varied_groups_defers_the_step_and_the_metrics_say_how_many(tmp_path, monkeypatch):
+    """--signal-groups-per-update above the round's varied groups: the trainer counts them from the
+    rollouts, the gradient waits (no Adam step), and every metrics record carries the setting."""
+    gated = []
+    gate = grpo.skip_steps_without_signal
+    monkeypatch.setattr(grpo, "skip_steps_without_signal", lambda optimizer, *args: gated.append(gate(optimizer, *args)) or optimizer)
+    logs = _one_step_logs(tmp_path, {"waiting": {"signal_groups_per_update": 5}})
+    varied = sum(v > 0 for v in logs["waiting"]["rounds"][0]["group_variance"])
+    assert varied > 0, "every group was uniform: nothing to defer"
+    (optimizer,) = gated
+    assert optimizer.deferred_steps == 1 and optimizer.skipped_steps == 1 and not optimizer.state  # 1-4 varied groups of 4 < 5: no Adam step
+    assert [r["groups_per_update"] for r in logs["waiting"]["rounds"]] == [5]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--signal-groups-per-update", "0"], "whole number of groups >= 1"),
+    (["--signal-groups-per-update", "4", "--skip-empty-steps", "False"], "accumulates through the signal gate"),
+])  # fmt: skip
+def test_a_signal_wait_without_the_gate_or_below_one_group_is_refused(argv, message):
+    with pytest.raises(SystemExit, match=message):
+        parse_config(argv)
 
 
 def test_the_evaluation_schedule_is_every_n_steps_or_the_given_steps():
