@@ -170,7 +170,6 @@ def parse_config(argv: list[str] | None = None) -> TrainConfig:
         raise SystemExit(f"unknown preset '{first.preset}'; choose one of {sorted(PRESETS)}")
     parser.set_defaults(**PRESETS[first.preset])
     (config,) = parser.parse_args_into_dataclasses(args=argv)
-    check_signal_gate(config)
     return dataclasses.replace(config, bf16=resolve_bf16(config.bf16))
 
 

@@ -19,7 +19,9 @@ its signal: Adam divides by the gradient's own running scale, so a batch with on
 pending sum instead of being applied, and the optimizer steps on that sum once at least N groups
 with varied rewards have contributed (the counterpart, at equal rollouts, of DAPO's dynamic
 sampling, which keeps sampling until the batch holds enough groups with signal). The pending sum
-and count travel with the optimizer's ``state_dict``, so a checkpoint resumes them.
+and count travel with the optimizer's ``state_dict``, so a checkpoint resumes them; loading a
+non-empty pending sum into an optimizer gated with ``groups_per_update = 1`` is refused rather than
+dropping it.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def skip_steps_without_signal(
     optimizer.step = gated  # type: ignore[method-assign]
     if groups_per_update > 1:
         optimizer.register_state_dict_post_hook(pending.save)
-        optimizer.register_load_state_dict_pre_hook(pending.load)
+    optimizer.register_load_state_dict_pre_hook(pending.load)
     setattr(optimizer, GATED, True)
     return optimizer
 
@@ -132,6 +134,12 @@ class _Pending:
         saved = state.pop(PENDING, None)
         if saved is not None:
             grads = saved["grads"]
+            if self.groups_per_update == 1 and grads is not None:
+                raise ValueError(
+                    f"the checkpoint holds a pending gradient of {int(saved['groups'])} varied group(s) that waited for more; "
+                    "this optimizer steps on every round (groups_per_update 1) and would drop it: resume with the run's "
+                    "--signal-groups-per-update value"
+                )
             if grads is not None and len(grads) != len(self.params()):
                 raise ValueError(f"the saved pending gradient has {len(grads)} tensors for {len(self.params())} parameters: it belongs to another model; resume from a checkpoint of this run")
             self.groups, self.grads = int(saved["groups"]), grads

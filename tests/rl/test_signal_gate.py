@@ -85,6 +85,20 @@ def test_a_pending_gradient_survives_a_checkpoint_of_the_optimizer():
     assert torch.allclose(weight, straight) and not torch.allclose(weight, first)
 
 
+def test_resuming_a_pending_gradient_without_accumulation_is_refused_not_dropped():
+    _, saved = _accumulated([(1.0, 1)], groups_per_update=2)  # one varied group is pending
+    state = saved.state_dict()
+    plain = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(4))], lr=0.1)
+    skip_steps_without_signal(plain)
+    with pytest.raises(ValueError, match="--signal-groups-per-update"):
+        plain.load_state_dict(state)
+    _, stepped = _accumulated([(1.0, 1), (1.0, 1)], groups_per_update=2)  # nothing pending: N=1 may resume it
+    resumed = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(4))], lr=0.1)
+    skip_steps_without_signal(resumed)
+    resumed.load_state_dict(stepped.state_dict())
+    assert resumed.state_dict()["state"][0]["step"].item() == 1
+
+
 @pytest.mark.parametrize(("groups", "counter", "message"), [
     (0, lambda: 1, "whole number of groups >= 1"), (True, lambda: 1, "whole number"), (1.5, lambda: 1, "whole number"),
     (2, None, "needs varied_groups"),

@@ -217,9 +217,11 @@ def test_waiting_for_varied_groups_defers_the_step_and_the_metrics_say_how_many(
     (["--signal-groups-per-update", "0"], "whole number of groups >= 1"),
     (["--signal-groups-per-update", "4", "--skip-empty-steps", "False"], "accumulates through the signal gate"),
 ])  # fmt: skip
-def test_a_signal_wait_without_the_gate_or_below_one_group_is_refused(argv, message):
+def test_a_signal_wait_without_the_gate_or_below_one_group_is_refused(argv, message, tmp_path):
+    config = parse_config([*argv, "--output-dir", str(tmp_path / "run")])
     with pytest.raises(SystemExit, match=message):
-        parse_config(argv)
+        main(config)
+    assert not (tmp_path / "run").exists()  # refused before the run directory is made
 
 
 def test_the_evaluation_schedule_is_every_n_steps_or_the_given_steps():
