@@ -7,12 +7,13 @@ runs a list of them and reports each in the reward breakdown under the block's n
 The blocks, by config name:
 
 * ``state_match``: the final world state equals the gold state (the gold calls replayed);
-* ``facts``: the final answer contains every listed fact;
+* ``facts``: the final answer states every listed fact (as a whole token; a number by value);
 * ``required_calls``: calls matching each pattern were made (in order, or in any order);
 * ``forbidden_calls``: no call matching a pattern was made (or attempted);
 * ``ask_clarification``: the reply that ends a user turn asks a question, with no write before it;
 * ``refusal``: no more successful writes than allowed, and the final answer declines;
-* ``milestones``: calls and statements happen in order (optionally scored by the fraction reached).
+* ``milestones``: calls and statements (whole tokens, as for ``facts``) happen in order (optionally
+  scored by the fraction reached).
 
 A call pattern matches a call of the same name whose arguments include every listed argument
 with an equal value (numbers by value, so ``2`` matches ``2.0``; ``True`` never matches ``1``).
@@ -30,6 +31,7 @@ from pydantic import Field, model_validator
 
 from envsched_gym.declarations import TaskSpec, ToolCall
 from envsched_gym.episode import CallRecord, Episode
+from envsched_gym.fact_match import states_fact
 from envsched_gym.verifier import VerifierParams, canonical
 from envsched_gym.world import World
 
@@ -129,18 +131,29 @@ class StateMatch(Block):
 
 
 class FactsInAnswer(Block):
-    """The final answer (or, with ``anywhere``, any assistant message) contains every fact."""
+    """The final answer (or, with ``anywhere``, any assistant message) states every fact.
+
+    ``match="token"`` (the default) finds each fact as a whole token and a numeric fact by value
+    (:mod:`envsched_gym.fact_match`: ``21`` does not state ``1``, ``unlocked`` does not state
+    ``locked``); ``"substring"`` is the plain containment test, for a benchmark whose official
+    checker uses it.
+    """
 
     name: ClassVar[str] = "facts"
     facts: list[str] = Field(min_length=1)
     case_sensitive: bool = False
     anywhere: bool = False
+    match: Literal["token", "substring"] = "token"
 
     def check(self, episode: Episode, world: World, context: Context) -> Check:
         texts = [m.content for m in episode.assistant_messages()] if self.anywhere else [episode.final_answer()]
-        text = " ".join(texts) if self.case_sensitive else " ".join(texts).lower()
-        missing = [f for f in self.facts if (f if self.case_sensitive else f.lower()) not in text]
+        missing = [f for f in self.facts if not self._states(" ".join(texts), f)]
         return Check(0.0, f"the answer lacks {missing}") if missing else Check(1.0)
+
+    def _states(self, text: str, fact: str) -> bool:
+        if self.match == "token":
+            return states_fact(text, fact, self.case_sensitive)
+        return fact in text if self.case_sensitive else fact.lower() in text.lower()
 
 
 class RequiredCalls(Block):
@@ -253,7 +266,7 @@ class Milestone(VerifierParams):
         """True when ``event`` (a successful call or an assistant text) reaches this milestone."""
         if self.call is not None:
             return isinstance(event, ToolCall) and self.call.matches(event)
-        return isinstance(event, str) and str(self.says).lower() in event.lower()
+        return isinstance(event, str) and states_fact(event, str(self.says))
 
     def __str__(self) -> str:
         return f"call {self.call}" if self.call is not None else f"says {self.says!r}"

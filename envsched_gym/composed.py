@@ -127,7 +127,7 @@ def _key(name: str, taken: dict[str, float]) -> str:
 
 
 class GoldStateParams(VerifierParams):
-    """Parameters of kind ``gold_state``: facts the final answer must contain (case-insensitive)."""
+    """Parameters of kind ``gold_state``: facts the final answer must state (case-insensitive, whole tokens; see ``fact_match``)."""
 
     facts: list[str] = Field(default_factory=list)
 

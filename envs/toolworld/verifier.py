@@ -5,7 +5,8 @@ Reward is 1 iff every block scores 1 and the episode ended normally, else 0:
 * ``state_match``: the final world state equals the gold state (the gold calls replayed on a fresh
   world), compared as data (tools store numbers normalised, so equality is exact here);
 * ``facts``: every required fact (values the user asked for, or the number or status a refusal
-  must quote) appears in the final answer, case-insensitively;
+  must quote) appears in the final answer, case-insensitively, as a whole token and a number by
+  value (``envsched_gym.fact_match``: an answer of ``21`` does not state 1 night);
 * ``ask_clarification`` (``ask`` tasks): the first reply asks (contains ``?``) and no write was
   attempted before it;
 * ``refusal`` (``refuse`` tasks): no more successful writes than the gold makes, and the final

@@ -13,6 +13,7 @@ from envsched_gym import AssistantTurn, VerifierConfig
 from envsched_gym.blocks import CallPattern, same_value
 from envsched_gym.env import ToolUseEnv
 from envsched_gym.rendering import render_calls, render_turn
+from envsched_gym.verifier import parse_params
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bugtracker import ASSIGN, BugTrackerAdapter, adapter_with, assign_call, task
@@ -157,3 +158,13 @@ def test_oracle_of_every_bugtracker_task_scores_one() -> None:
     for spec in adapter.tasks():
         assert play(adapter, spec.task_id, [render_turn(t) for t in spec.solution])["outcome"]["reward"] == 1.0, spec.task_id
     assert ASSIGN.verifier.kind == "gold_state"
+
+
+def test_facts_match_whole_tokens_unless_a_family_asks_for_substrings() -> None:
+    token = blocks_task("bug/token", [{"block": "facts", "facts": ["1"]}])
+    substring = blocks_task("bug/substring", [{"block": "facts", "facts": ["1"], "match": "substring"}])
+    adapter = adapter_with(token, substring)
+    assert play(adapter, "bug/token", [ASSIGN_ANA, "BUG-1 is assigned."])["reward_breakdown"]["facts"] == 0.0  # "1" only inside BUG-1
+    assert play(adapter, "bug/substring", [ASSIGN_ANA, "BUG-1 is assigned."])["reward_breakdown"]["facts"] == 1.0
+    with pytest.raises(ValueError, match=r"blocks\[0\] \(facts\): parameter 'match'.*'token' or 'substring'"):
+        parse_params(VerifierConfig("blocks", {"blocks": [{"block": "facts", "facts": ["1"], "match": "tokens"}]}))

@@ -138,3 +138,14 @@ def test_adapter_options_change_the_suite() -> None:
     assert len(index.envs) == 2 * 22 and len(index.tasks) == 2 * 22 * 44
     task = index.get(index.ids("heldout")[0])[0]
     assert _play(env, task, _gold(task))["outcome"]["reward"] == 1.0
+
+
+def test_an_answer_that_contains_the_fact_only_inside_another_number_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
+    """What the SmolLM2 policy of the real comparison (seed 2) learned: read the booking, then answer
+    ``BKG-007: 21`` to "how many nights", which a substring test scored 1.0 for a 1-night booking."""
+    task = next(t for t in tasks if t.task_id == "ToolWorld/hotel-1/003")
+    assert task.verifier.params["facts"] == ["1"]  # the booking has 1 night
+    turns = _gold(task)
+    assert _play(env, task, turns)["outcome"]["reward"] == 1.0
+    info = _play(env, task, [*turns[:-1], "BKG-007: 21"])
+    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 0.0, "completed": 1.0}
