@@ -8,6 +8,8 @@ The blocks, by config name:
 
 * ``state_match``: the final world state equals the gold state (the gold calls replayed);
 * ``facts``: the final answer states every listed fact (as a whole token; a number by value);
+* ``grounded``: every number the final answer states appears in a system, user or tool message or
+  a tool's declaration;
 * ``required_calls``: calls matching each pattern were made (in order, or in any order);
 * ``forbidden_calls``: no call matching a pattern was made (or attempted);
 * ``ask_clarification``: the reply that ends a user turn asks a question, with no write before it;
@@ -22,6 +24,7 @@ with an equal value (numbers by value, so ``2`` matches ``2.0``; ``True`` never 
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -31,7 +34,7 @@ from pydantic import Field, model_validator
 
 from envsched_gym.declarations import TaskSpec, ToolCall
 from envsched_gym.episode import CallRecord, Episode
-from envsched_gym.fact_match import states_fact
+from envsched_gym.fact_match import numbers_in, states_fact
 from envsched_gym.verifier import VerifierParams, canonical
 from envsched_gym.world import World
 
@@ -154,6 +157,33 @@ class FactsInAnswer(Block):
         if self.match == "token":
             return states_fact(text, fact, self.case_sensitive)
         return fact in text if self.case_sensitive else fact.lower() in text.lower()
+
+
+class GroundedNumbers(Block):
+    """Every number the final answer states appears in something the agent was given.
+
+    The sources are the system prompt, the tools' declarations (a limit a tool enforces is
+    written there), the user's messages and the tool results, never the agent's own messages (a policy could otherwise ground a guess by writing it twice). An answer
+    that lists numbers to hit whichever one a ``facts`` block asks for (``1 2 3 5 8 12``) fails,
+    as does a made-up figure; a number that needs arithmetic the conversation does not show
+    (``3 records`` counted by the agent) fails too, so use the block where the answers quote
+    values, as ToolWorld's do (every gold answer passes; a test replays them all).
+    """
+
+    name: ClassVar[str] = "grounded"
+
+    def check(self, episode: Episode, world: World, context: Context) -> Check:
+        texts = [str(m.get("content") or "") for m in episode.messages if m.get("role") != "assistant"]
+        texts += [json.dumps(t.openai_schema()) for t in episode.task.tools or episode.env.tools]
+        given = {n for text in texts for n in numbers_in(text)}
+        extra = sorted({n for n in numbers_in(episode.final_answer()) if n not in given})
+        if extra:
+            return Check(0.0, f"the answer states {[_plain(n) for n in extra[:6]]}, which nothing the agent was given says")
+        return Check(1.0)
+
+
+def _plain(number: float) -> int | float:
+    return int(number) if number.is_integer() else number
 
 
 class RequiredCalls(Block):
@@ -313,7 +343,7 @@ def _events(episode: Episode) -> list[ToolCall | str]:
 
 
 BLOCKS: dict[str, type[Block]] = {
-    cls.name: cls for cls in (StateMatch, FactsInAnswer, RequiredCalls, ForbiddenCalls, AskClarification, Refusal, Milestones)
+    cls.name: cls for cls in (StateMatch, FactsInAnswer, GroundedNumbers, RequiredCalls, ForbiddenCalls, AskClarification, Refusal, Milestones)
 }
 
 

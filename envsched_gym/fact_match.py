@@ -16,6 +16,10 @@ comparison's seed 2 (docs/training.md) the SmolLM2 policy learned to answer ``BK
 * any other fact (``cancelled``, ``Dev Kowalski``, ``BKG-016``) matches only where neither end
   touches a letter, digit, underscore or an in-word hyphen (``unlocked`` and ``in_service`` do not
   state ``locked`` or ``service``; ``re-open`` does not state ``open``).
+
+Token matching does not stop an answer that lists many numbers (``1 2 3 5 8 12``) from stating
+whichever one is asked for; :func:`numbers_in` lets the ``grounded`` block
+(:class:`envsched_gym.blocks.GroundedNumbers`) refuse numbers that nothing the agent was given says.
 """
 
 from __future__ import annotations
@@ -34,9 +38,13 @@ def states_fact(text: str, fact: str, case_sensitive: bool = False) -> bool:
     """Whether ``text`` states ``fact`` as a whole token (a numeric fact: by value; see the module docstring)."""
     fact = fact.strip()
     if NUMBER.fullmatch(fact):
-        want = float(fact)
-        return any(float(m.group().replace(",", "")) == want for m in _NUMBER_IN_TEXT.finditer(text))
+        return float(fact) in numbers_in(text)
     return _token_pattern(fact, case_sensitive).search(text) is not None
+
+
+def numbers_in(text: str) -> list[float]:
+    """The numbers ``text`` states, by value, in order (the tokens a numeric fact can match)."""
+    return [float(m.group().replace(",", "")) for m in _NUMBER_IN_TEXT.finditer(text)]
 
 
 @lru_cache(maxsize=4096)

@@ -7,6 +7,9 @@ Reward is 1 iff every block scores 1 and the episode ended normally, else 0:
 * ``facts``: every required fact (values the user asked for, or the number or status a refusal
   must quote) appears in the final answer, case-insensitively, as a whole token and a number by
   value (``envsched_gym.fact_match``: an answer of ``21`` does not state 1 night);
+* ``grounded`` (tasks with facts): every number of the final answer appears in the system prompt,
+  a tool declaration, a user message or a tool result, so listing numbers to hit the asked one
+  fails;
 * ``ask_clarification`` (``ask`` tasks): the first reply asks (contains ``?``) and no write was
   attempted before it;
 * ``refusal`` (``refuse`` tasks): no more successful writes than the gold makes, and the final
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from envsched_gym.blocks import AskClarification, Block, FactsInAnswer, Refusal, StateMatch
+from envsched_gym.blocks import AskClarification, Block, FactsInAnswer, GroundedNumbers, Refusal, StateMatch
 from envsched_gym.composed import BlockVerifier
 from envsched_gym.declarations import TaskSpec
 from envsched_gym.verifier import VerifierParams, register_verifier
@@ -64,7 +67,7 @@ def blocks_for(params: ToolWorldParams) -> list[Block]:
     """The blocks of one task, in breakdown order."""
     blocks: list[Block] = [StateMatch()]
     if params.facts:
-        blocks.append(FactsInAnswer(facts=params.facts))
+        blocks += [FactsInAnswer(facts=params.facts), GroundedNumbers()]
     if params.ask_first:
         blocks.append(AskClarification(turn=0, before="write"))
     if params.max_writes is not None:

@@ -168,3 +168,14 @@ def test_facts_match_whole_tokens_unless_a_family_asks_for_substrings() -> None:
     assert play(adapter, "bug/substring", [ASSIGN_ANA, "BUG-1 is assigned."])["reward_breakdown"]["facts"] == 1.0
     with pytest.raises(ValueError, match=r"blocks\[0\] \(facts\): parameter 'match'.*'token' or 'substring'"):
         parse_params(VerifierConfig("blocks", {"blocks": [{"block": "facts", "facts": ["1"], "match": "tokens"}]}))
+
+
+def test_grounded_refuses_a_number_that_nothing_the_agent_was_given_says() -> None:
+    grounded = task("bug/grounded", VerifierConfig("blocks", {"blocks": [{"block": "grounded"}]}),
+                    [AssistantTurn(tool_calls=[assign_call()]), AssistantTurn("Done.")], turns=["Assign BUG-1 to ana within 3 days."])  # fmt: skip
+    adapter = adapter_with(grounded)
+    assert play(adapter, "bug/grounded", [ASSIGN_ANA, "Assigned; due in 3 days."])["reward_breakdown"]["grounded"] == 1.0
+    made_up = play(adapter, "bug/grounded", [ASSIGN_ANA, "Assigned; due in 3 days, 2 hours."])
+    assert made_up["reward_breakdown"]["grounded"] == 0.0 and "[2]" in made_up["outcome"]["details"]["blocks"]["grounded"]
+    echoed = play(adapter, "bug/grounded", ["Due in 7 days. " + ASSIGN_ANA, "Assigned; due in 7 days."])  # its own words ground nothing
+    assert echoed["reward_breakdown"]["grounded"] == 0.0

@@ -46,7 +46,7 @@ def test_missing_fact_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
     turns = _gold(task)
     info = _play(env, task, [*turns[:-1], "All done."])
     assert info["outcome"]["reward"] == 0.0
-    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 0.0, "completed": 1.0}
+    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 0.0, "grounded": 1.0, "completed": 1.0}
     assert str(task.verifier.params["facts"]) in info["outcome"]["details"]["blocks"]["facts"]
 
 
@@ -110,7 +110,7 @@ def test_refusal_that_claims_success_fails(env: gym.Env, tasks: list[TaskSpec]) 
         lie = f"Done, it is taken care of ({facts})."
         info = _play(env, task, [*[render_turn(t) for t in task.solution[:-1]], render_calls([call]), lie])
         assert info["outcome"]["reward"] == 0.0, task.task_id
-        assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 1.0, "refusal": 0.0, "completed": 1.0}
+        assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 1.0, "grounded": 1.0, "refusal": 0.0, "completed": 1.0}
         checked += 1
     assert checked >= 10
 
@@ -148,4 +148,13 @@ def test_an_answer_that_contains_the_fact_only_inside_another_number_fails(env: 
     turns = _gold(task)
     assert _play(env, task, turns)["outcome"]["reward"] == 1.0
     info = _play(env, task, [*turns[:-1], "BKG-007: 21"])
-    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 0.0, "completed": 1.0}
+    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 0.0, "grounded": 1.0, "completed": 1.0}
+
+
+def test_an_answer_that_lists_numbers_to_hit_the_fact_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
+    """Whole-token matching alone would pass it: 1 is one of the listed numbers."""
+    task = next(t for t in tasks if t.task_id == "ToolWorld/hotel-1/003")
+    turns = _gold(task)
+    info = _play(env, task, [*turns[:-1], "BKG-007 has " + " or ".join(str(n) for n in range(1, 15)) + " nights."])
+    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 1.0, "grounded": 0.0, "completed": 1.0}
+    assert "[2, 3, 4, 6" in info["outcome"]["details"]["blocks"]["grounded"]  # the numbers nothing the agent was given says
