@@ -31,6 +31,10 @@ from benchmarks.compare_report import ARCHIVE_MARKER, finished_runs  # noqa: E40
 LOGS = ("metrics.jsonl", "eval.jsonl")
 """The files of a run that the report reads; everything else of a run stays behind."""
 
+ANSWERS = "answers.jsonl"
+"""Every training rollout's final answer and reward (train_grpo.py --log-answers, on since session
+40), kept so that what the reward paid for can be read later; runs from before it have none."""
+
 
 def _commit() -> str:
     """The repository's HEAD, or ``"unknown"`` outside a git checkout."""
@@ -77,6 +81,8 @@ def archive(source: Path, dest: Path) -> list[Path]:
         target.mkdir(parents=True)
         for name in LOGS:
             shutil.copy2(run / name, target / name)
+        if (run / ANSWERS).exists():
+            shutil.copy2(run / ANSWERS, target / ANSWERS)
         (target / ARCHIVE_MARKER).write_text(json.dumps(stamp, indent=2) + "\n")
         copied.append(target)
     kept.write_text(

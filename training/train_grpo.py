@@ -95,6 +95,7 @@ class TrainConfig:
     beta: float = field(default=0.0, metadata={"help": "KL coefficient (0: no reference model)."})
     skip_empty_steps: bool = field(default=True, metadata={"help": "Skip the optimizer step of a batch whose every group had equal rewards (a zero gradient), which Adam's momentum would otherwise still move (envsched_gym/rl/signal_gate.py)."})
     signal_groups_per_update: int = field(default=1, metadata={"help": "With --skip-empty-steps: accumulate the gradients of successive rounds and step once this many groups with varied rewards have contributed (1: step on every round with signal; at equal rollouts, fewer and less noisy updates; envsched_gym/rl/signal_gate.py)."})
+    log_answers: bool = field(default=True, metadata={"help": "Append every training rollout's final answer, reward and termination to answers.jsonl in the run directory (to read what the reward pays for; False: not written)."})
     loss_type: str = field(default="dapo", metadata={"help": "TRL GRPO loss type (grpo, dapo, dr_grpo, bnpo)."})
     temperature: float = field(default=1.0, metadata={"help": "Rollout sampling temperature."})
     max_new_tokens: int = field(default=64, metadata={"help": "Longest assistant message (local generation)."})
@@ -302,6 +303,7 @@ def main(config: TrainConfig) -> Path:
     rollouts = EnvironmentRollouts(
         train_envs(config, train), tokenizer, SamplingConfig(config.max_new_tokens, config.temperature), config.max_completion_length,
         RoundLogger(sampler, run / "metrics.jsonl", groups_per_update=config.signal_groups_per_update), config.num_generations, merge_lora=config.decode_merged,
+        answers_path=run / "answers.jsonl" if config.log_answers else None,
     )  # fmt: skip
     callbacks: list[Any] = [CurriculumCheckpoint(sampler, rollouts)]
     if heldout is not None:
@@ -383,7 +385,7 @@ def _truncate_logs(run: Path, rounds_done: int, step: int) -> None:
     A torn last line (a crash during its append) is dropped with a warning; an unreadable line
     before the last is corruption, and raises.
     """
-    for name, key, limit in (("metrics.jsonl", "round", rounds_done), ("eval.jsonl", "step", step + 1)):
+    for name, key, limit in (("metrics.jsonl", "round", rounds_done), ("answers.jsonl", "round", rounds_done), ("eval.jsonl", "step", step + 1)):
         path = run / name
         if path.exists():
             keep = [line for line, record in _read_log(path, key) if record[key] < limit]

@@ -32,7 +32,7 @@ from envsched_gym.rl.cpu_scoring import score_completions_only_on_cpu
 from envsched_gym.rl.feedback import RoundLogger, group_rollouts
 from envsched_gym.rl.frozen_bf16 import store_frozen_in_bf16
 from envsched_gym.rl.generation import HFGenerator, SamplingConfig, TokenGenerator, VLLMGenerator
-from envsched_gym.rl.rollout import EnvPool, run_rollouts
+from envsched_gym.rl.rollout import EnvPool, Rollout, run_rollouts
 from envsched_gym.rl.sampler import CurriculumSampler
 from envsched_gym.rl.shared_prompt import pack_by_prompt, require_maskable, shuffle_groups
 from envsched_gym.rl.signal_gate import GATED, skip_steps_without_signal
@@ -125,6 +125,14 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
 
 
+def final_answer(rollout: Rollout) -> str:
+    """The text of the rollout's last assistant message as the model generated it (``""``: none)."""
+    for message in reversed(rollout.messages):
+        if message.get("role") == "assistant":
+            return str(message.get("raw") or message.get("content") or "")
+    return ""
+
+
 class EnvironmentRollouts:
     """TRL ``rollout_func``: multi-turn episodes in the environments, fed back to the curriculum.
 
@@ -142,12 +150,15 @@ class EnvironmentRollouts:
         generator: A fixed generation backend (default: the trainer's model, or its vLLM engine).
         merge_lora: Local generation decodes with LoRA merged into the base layers (a second copy
             of those weights while decoding; see :class:`HFGenerator`).
+        answers_path: Append every rollout's final answer with its reward here (JSONL, one line
+            per rollout: round, task, reward, success, termination, answer), so what the reward
+            pays for can be read back; ``None``: not written.
     """
 
     def __init__(
         self, pool: EnvPool, tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig, max_completion_length: int,
         logger: RoundLogger, num_generations: int, template_kwargs: dict[str, Any] | None = None, generator: TokenGenerator | None = None,
-        merge_lora: bool = True,
+        merge_lora: bool = True, answers_path: str | Path | None = None,
     ) -> None:  # fmt: skip
         self.pool = pool
         self.tokenizer = tokenizer
@@ -158,6 +169,7 @@ class EnvironmentRollouts:
         self.template_kwargs = template_kwargs or {}
         self.generator = generator
         self.merge_lora = merge_lora
+        self.answers_path = Path(answers_path) if answers_path else None
         self.round = 0
         self.varied_groups = 0
         """Groups with varied rewards in the last round, over all processes (the signal gate's count)."""
@@ -173,12 +185,14 @@ class EnvironmentRollouts:
             [tasks[int(slot)] for slot in prompts], self.pool, self.tokenizer, self._generator(trainer), self.max_completion_length, seed=self.round,
             any_active=self._any_active(trainer), template_kwargs=self.template_kwargs,
         )  # fmt: skip
-        rows = gather_object([(r.task_id, r.env_id, r.reward, r.success) for r in rollouts])
-        task_ids, env_ids, rewards, successes = (list(col) for col in zip(*rows, strict=True))
+        rows = gather_object([(r.task_id, r.env_id, r.reward, r.success, r.termination, final_answer(r)) for r in rollouts])
+        task_ids, env_ids, rewards, successes, terminations, answers = (list(col) for col in zip(*rows, strict=True))
         groups = group_rollouts(task_ids, env_ids, rewards, successes, self.num_generations)
         self.varied_groups = sum(len(set(g.rewards)) > 1 for g in groups)
         self.logger.write = trainer.accelerator.is_main_process
         self.logger.observe(self.round, groups, time.perf_counter() - start)
+        if self.answers_path is not None and trainer.accelerator.is_main_process:
+            self._write_answers(task_ids, rewards, successes, terminations, answers)
         self.round += 1
         logprobs = [r.logprobs for r in rollouts]
         return {
@@ -189,6 +203,13 @@ class EnvironmentRollouts:
             "env_reward": [r.reward for r in rollouts],
             "env_success": [float(r.success) for r in rollouts],
         }
+
+    def _write_answers(self, task_ids: list[str], rewards: list[float], successes: list[bool], terminations: list[str], answers: list[str]) -> None:
+        assert self.answers_path is not None
+        with self.answers_path.open("a", encoding="utf-8", errors="backslashreplace") as f:
+            for row in zip(task_ids, rewards, successes, terminations, answers, strict=True):
+                record = dict(zip(("task_id", "reward", "success", "termination", "answer"), row, strict=True))
+                f.write(json.dumps({"round": self.round, **record}, ensure_ascii=False) + "\n")
 
     def _log_binding(self, trainer: GRPOTrainer, tasks: list[str], prompts: list[str]) -> None:
         """Append this process's binding of the round to ``bindings.rank<k>.jsonl`` in the run
@@ -330,7 +351,7 @@ class HeldoutEval(TrainerCallback):
     def __init__(
         self, pool: EnvPool, task_ids: list[str], tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig,
         max_completion_length: int, steps: set[int], path: Path, split: str, start_stage: str = "grpo", batch_size: int = 32,
-        merge_lora: bool = True,
+        merge_lora: bool = True, answers_path: str | Path | None = None,
     ) -> None:  # fmt: skip
         self.pool, self.task_ids, self.tokenizer, self.sampling = pool, task_ids, tokenizer, sampling
         self.max_completion_length, self.steps, self.path, self.split = max_completion_length, set(steps), path, split

@@ -60,6 +60,21 @@ def test_rollout_func_binds_rolls_out_and_feeds_back(toy_suite, micro_dir, tmp_p
     assert rollouts.round == 1
 
 
+def test_every_rollouts_final_answer_is_logged_with_its_reward(toy_suite, micro_dir, tmp_path):
+    tokenizer = AutoTokenizer.from_pretrained(micro_dir)
+    sampler = CurriculumSampler(make_scheduler("random", toy_suite, seed=0), 2, 2, repeat_count=1, num_rounds=3)
+    node = next(n for n in toy_suite if n.env.env_id == "Toy-copy")
+    rollouts = EnvironmentRollouts(EnvPool(toy_suite), tokenizer, SamplingConfig(), 1000, RoundLogger(sampler, tmp_path / "m.jsonl"), 2,
+                                   generator=GoldGenerator(tokenizer, node.task.solution), answers_path=tmp_path / "answers.jsonl")  # fmt: skip
+    trainer = SimpleNamespace(model=SimpleNamespace(training=True), use_vllm=False, accelerator=SimpleNamespace(is_main_process=True, num_processes=1, process_index=0))
+    out = [rollouts(["0", "0", "1", "1"], trainer) for _ in range(2)]
+    lines = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
+    assert [r["round"] for r in lines] == [0] * 4 + [1] * 4
+    assert [r["task_id"] for r in lines] == [t for r in (0, 1) for t in sampler.decisions[r] for _ in range(2)]
+    assert [r["reward"] for r in lines] == out[0]["env_reward"] + out[1]["env_reward"]
+    assert {r["answer"] for r in lines} == {node.task.solution[-1].content}  # the gold's last turn, as generated
+
+
 @pytest.mark.parametrize("merge_lora", [True, False])
 def test_local_generation_gets_the_merge_switch_and_the_trainers_autocast_dtype(toy_suite, micro_dir, tmp_path, merge_lora):
     import torch

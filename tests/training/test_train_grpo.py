@@ -106,6 +106,9 @@ def test_two_grpo_steps_change_the_lora_weights_and_feed_the_scheduler_then_resu
     main(dataclasses.replace(config, steps=3, resume=True))
     resumed = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert resumed[:2] == rounds and [r["round"] for r in resumed] == [0, 1, 2]
+    answers = [json.loads(line) for line in (run / "answers.jsonl").read_text().splitlines()]
+    assert [a["round"] for a in answers] == [r for r in (0, 1, 2) for _ in range(16)]  # 4 tasks x G = 4 per round, none twice
+    assert [a["reward"] for a in answers] == [x for r in resumed for g in r["group_rewards"] for x in g]
     assert torch.load(run / "scheduler_state.pt", weights_only=False)["decisions"][:2] == state["decisions"]
 
 
