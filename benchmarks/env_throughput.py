@@ -87,26 +87,34 @@ def run_env(env: gym.Env, episodes: list[tuple[str, list[str]]]) -> tuple[int, f
 
 
 def run_direct(adapter: envsched_gym.Adapter, index: object, episodes: list[tuple[TaskSpec, list[str]]]) -> tuple[int, float]:
-    """The same work without ``ToolUseEnv``; return (steps, mean reward)."""
+    """The same work without ``ToolUseEnv``; return (steps, mean reward).
+
+    It keeps the messages a verifier reads (the system prompt, the user's messages and the tool
+    results: ToolWorld's ``grounded`` block checks the answer's numbers against them), not the
+    step caps."""
     steps, total = 0, 0.0
     for task, actions in episodes:
         world, verifier, user, episode, toolbox, signatures = _start(adapter, index, task)
-        user.start(task)
+        episode.messages += [{"role": "system", "content": episode.env.system_prompt}, {"role": "user", "content": user.start(task)}]
         world.begin_turn(0)
         for n, action in enumerate(actions, 1):
             steps += 1
             parsed = parse_tool_calls(action, signatures=signatures)
             episode.messages.append(Message.assistant(parsed.content, calls=parsed.calls))
             if parsed.calls:
-                render_tool_results([_run_call(world, toolbox, call, episode, n) for call in parsed.calls])
+                outputs = [_run_call(world, toolbox, call, episode, n) for call in parsed.calls]
+                episode.messages += [{"role": "tool", "content": o, "name": c.name} for o, c in zip(outputs, parsed.calls, strict=True)]
+                render_tool_results(outputs)
                 continue
             verifier.on_turn_end(episode, world)
-            if user.reply(episode).stop:
+            reply = user.reply(episode)
+            if reply.stop:
                 episode.termination = "agent"
                 total += verifier.score(episode, world).reward
                 break
             episode.turn += 1
             world.begin_turn(episode.turn)
+            episode.messages.append({"role": "user", "content": reply.content})
     return steps, total / len(episodes)
 
 
@@ -114,8 +122,8 @@ def run_loop(
     adapter: envsched_gym.Adapter, index: object, episodes: list[tuple[TaskSpec, list[str]]], keep: list[Episode] | None = None
 ) -> tuple[int, float]:
     """``run_direct`` plus what a hand-written rollout loop needs to give the env's outputs: the
-    chat transcript (system, user and tool messages, to prompt the model with) and the episode
-    and per-turn step caps. ``keep`` collects the episodes (a test compares them with the env's)."""
+    episode and per-turn step caps (the transcript, which the model is prompted with, ``run_direct``
+    keeps too: the verifier reads it). ``keep`` collects the episodes (a test compares them with the env's)."""
     steps, total = 0, 0.0
     for task, actions in episodes:
         world, verifier, user, episode, toolbox, signatures = _start(adapter, index, task)
