@@ -70,7 +70,7 @@ def main(tasks: int) -> dict[str, float]:
     print(f"ToolWorld instructions per episode, {tasks} tasks (callgrind)")
     for side in SIDES:
         print(f"{side:<8} {per_episode[side]:>12,.0f}")
-    print(f"wrapper (env over loop, same outputs): {100 * (per_episode['env'] / per_episode['loop'] - 1):+.1f}%   env over direct (transcript + wrapper): {100 * (per_episode['env'] / per_episode['direct'] - 1):+.1f}%")
+    print(f"wrapper (env over loop, same outputs): {100 * (per_episode['env'] / per_episode['loop'] - 1):+.1f}%   env over direct (caps + wrapper): {100 * (per_episode['env'] / per_episode['direct'] - 1):+.1f}%")
     return per_episode
 
 

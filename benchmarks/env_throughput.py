@@ -241,7 +241,7 @@ def main(config: ThroughputConfig) -> dict[str, float]:
         times = _paired_chunks(config, runs, len(ids))
     finally:
         gc.unfreeze()
-    labels = {"env": "ToolUseEnv (gym.make)", "loop": "loop (env's outputs, by hand)", "direct": "direct (bare: no transcript)"}
+    labels = {"env": "ToolUseEnv (gym.make)", "loop": "loop (env's outputs, by hand)", "direct": "direct (bare: no step caps)"}
     affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "n/a"
     print(f"ToolWorld throughput: {len(ids)} episodes, {config.repeats} passes in chunks of {config.chunk}, CPU affinity {affinity}")
     print(f"{'path':<34} {'steps':>7} {'cpu s':>8} {'steps/s':>9} {'us/step':>8} {'episodes/s':>10} {'reward':>7}")
@@ -254,7 +254,7 @@ def main(config: ThroughputConfig) -> dict[str, float]:
         )
     n_chunks = len(times["env"])
     print(f"env time / by-hand time - 1, median over {n_chunks} chunks [quartiles]:")
-    for name, base, what in (("overhead", "loop", "wrapper overhead (vs loop, same outputs)"), ("overhead_vs_direct", "direct", "env over direct (transcript + wrapper)")):
+    for name, base, what in (("overhead", "loop", "wrapper overhead (vs loop, same outputs)"), ("overhead_vs_direct", "direct", "env over direct (caps + wrapper)")):
         mid, q1, q3 = _overhead(times["env"], times[base])
         figures[name], figures[f"{name}_q1"], figures[f"{name}_q3"] = mid, q1, q3
         print(f"  {what:<42} {100 * mid:+6.1f}%  [{100 * q1:+.1f}% .. {100 * q3:+.1f}%]")
