@@ -38,6 +38,7 @@ from trl import GRPOConfig
 
 from envsched_gym.curriculum import BaseScheduler, make_scheduler, parse_options
 from envsched_gym.plugins import import_modules, split_imports
+from envsched_gym.rl.console import use_step_lines
 from envsched_gym.rl.env_backend import EnvBackend
 from envsched_gym.rl.feedback import RoundLogger
 from envsched_gym.rl.generation import SamplingConfig
@@ -321,6 +322,7 @@ def main(config: TrainConfig) -> Path:
         frozen_bf16=config.frozen_bf16 and config.bf16 and not torch.cuda.is_available(), skip_empty_steps=config.skip_empty_steps,
         signal_groups_per_update=config.signal_groups_per_update,
     )  # fmt: skip
+    use_step_lines(trainer)
     trainer.train(resume_from_checkpoint=checkpoint)
 
     trainer.save_model(str(run / "adapter"))
