@@ -8,8 +8,10 @@ The blocks, by config name:
 
 * ``state_match``: the final world state equals the gold state (the gold calls replayed);
 * ``facts``: the final answer states every listed fact (as a whole token; a number by value);
-* ``grounded``: every number the final answer states appears in a system, user or tool message or
-  a tool's declaration;
+* ``grounded``: every number the final answer states appears in a system or user message, a
+  successful call's result or a tool's declaration;
+* ``sourced``: every fact was in a successful call's result or the system prompt, and the answer
+  states no other value of an asked field that the agent was not given;
 * ``required_calls``: calls matching each pattern were made (in order, or in any order);
 * ``forbidden_calls``: no call matching a pattern was made (or attempted);
 * ``ask_clarification``: the reply that ends a user turn asks a question, with no write before it;
@@ -24,7 +26,6 @@ with an equal value (numbers by value, so ``2`` matches ``2.0``; ``True`` never 
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -35,6 +36,7 @@ from pydantic import Field, model_validator
 from envsched_gym.declarations import TaskSpec, ToolCall
 from envsched_gym.episode import CallRecord, Episode
 from envsched_gym.fact_match import numbers_in, states_fact
+from envsched_gym.provenance import Source, alternatives, given_texts
 from envsched_gym.verifier import VerifierParams, canonical
 from envsched_gym.world import World
 
@@ -162,10 +164,12 @@ class FactsInAnswer(Block):
 class GroundedNumbers(Block):
     """Every number the final answer states appears in something the agent was given.
 
-    The sources are the system prompt, the tools' declarations (a limit a tool enforces is
-    written there), the user's messages and the tool results, never the agent's own messages (a policy could otherwise ground a guess by writing it twice). An answer
-    that lists numbers to hit whichever one a ``facts`` block asks for (``1 2 3 5 8 12``) fails,
-    as does a made-up figure; a number that needs arithmetic the conversation does not show
+    The sources (:func:`envsched_gym.provenance.given_texts`) are the system prompt, the tools'
+    declarations (a limit a tool enforces is written there), the user's messages and the results
+    of the calls that succeeded; never the agent's own messages (a policy could otherwise ground a
+    guess by writing it twice), nor an error observation, which echoes the agent's own call. An
+    answer that lists numbers to hit whichever one a ``facts`` block asks for (``1 2 3 5 8 12``)
+    fails, as does a made-up figure; a number that needs arithmetic the conversation does not show
     (``3 records`` counted by the agent) fails too, so use the block where the answers quote
     values, as ToolWorld's do (every gold answer passes; a test replays them all).
     """
@@ -173,12 +177,52 @@ class GroundedNumbers(Block):
     name: ClassVar[str] = "grounded"
 
     def check(self, episode: Episode, world: World, context: Context) -> Check:
-        texts = [str(m.get("content") or "") for m in episode.messages if m.get("role") != "assistant"]
-        texts += [json.dumps(t.openai_schema()) for t in episode.task.tools or episode.env.tools]
-        given = {n for text in texts for n in numbers_in(text)}
+        given = {n for text in given_texts(episode) for n in numbers_in(text)}
         extra = sorted({n for n in numbers_in(episode.final_answer()) if n not in given})
         if extra:
             return Check(0.0, f"the answer states {[_plain(n) for n in extra[:6]]}, which nothing the agent was given says")
+        return Check(1.0)
+
+
+class SourcedFacts(Block):
+    """The agent was given every fact it states, and states no competing value it was not given.
+
+    Two checks, against what an answer can state without knowing:
+
+    * each fact appears (as ``facts`` matches it) in one of ``sources``: by default the result of
+      a call that succeeded or the system prompt, so a fact guessed before any lookup, or copied
+      from an error message, fails (``suite`` for a room type, ``1`` from ``line 1``);
+    * the final answer states no *alternative* of a fact (:func:`envsched_gym.provenance.alternatives`:
+      another value of the record field that holds it in the task's initial state) unless the
+      system prompt, a user message or a successful call's result states it too, so listing
+      ``Monday, Thursday, Friday`` for "which day" fails where the agent looked up only Thursday.
+      A declaration's example values (``e.g. "Monday"``) do not count here: they name the field's
+      domain, which is what a list of guesses draws on.
+
+    It reads the task's ``initial_state``; a task without one has no alternatives to refuse.
+    """
+
+    name: ClassVar[str] = "sourced"
+    facts: list[str] = Field(min_length=1)
+    sources: list[Source] = Field(default_factory=lambda: ["tool_results", "system"], min_length=1)
+    alternatives: bool = True
+    """Refuse alternatives the agent was not given. Matched as written (case-sensitive), since a
+    value is data (``done``, ``Thursday``) and the same word may open a sentence (``Done: ...``).
+    Turn it off where an answer must name another value to explain itself (a refusal's "only a
+    pending order can be cancelled")."""
+
+    def check(self, episode: Episode, world: World, context: Context) -> Check:
+        seen = " \n".join(given_texts(episode, self.sources))
+        unseen = [f for f in self.facts if not states_fact(seen, f)]
+        if unseen:
+            return Check(0.0, f"the answer's facts {unseen} are in no {' or '.join(self.sources)} the agent received")
+        if not self.alternatives:
+            return Check(1.0)
+        answer, given = episode.final_answer(), " \n".join(given_texts(episode, ("system", "user", "tool_results")))
+        rivals = {a for f in self.facts for a in alternatives(episode.task.initial_state, f)}
+        listed = sorted(a for a in rivals if states_fact(answer, a, case_sensitive=True) and not states_fact(given, a))
+        if listed:
+            return Check(0.0, f"the answer also states {listed[:6]}, other values of an asked field that the agent was not given")
         return Check(1.0)
 
 
@@ -343,7 +387,7 @@ def _events(episode: Episode) -> list[ToolCall | str]:
 
 
 BLOCKS: dict[str, type[Block]] = {
-    cls.name: cls for cls in (StateMatch, FactsInAnswer, GroundedNumbers, RequiredCalls, ForbiddenCalls, AskClarification, Refusal, Milestones)
+    cls.name: cls for cls in (StateMatch, FactsInAnswer, GroundedNumbers, SourcedFacts, RequiredCalls, ForbiddenCalls, AskClarification, Refusal, Milestones)
 }
 
 

@@ -179,3 +179,16 @@ def test_grounded_refuses_a_number_that_nothing_the_agent_was_given_says() -> No
     assert made_up["reward_breakdown"]["grounded"] == 0.0 and "[2]" in made_up["outcome"]["details"]["blocks"]["grounded"]
     echoed = play(adapter, "bug/grounded", ["Due in 7 days. " + ASSIGN_ANA, "Assigned; due in 7 days."])  # its own words ground nothing
     assert echoed["reward_breakdown"]["grounded"] == 0.0
+
+
+def test_sourced_refuses_an_unknown_source_at_registration() -> None:
+    with pytest.raises(ValueError, match=r"blocks\[0\] \(sourced\): parameter 'sources.0'.*'tool_results'.*got 'tools'"):
+        parse_params(VerifierConfig("blocks", {"blocks": [{"block": "sourced", "facts": ["ana"], "sources": ["tools"]}]}))
+
+
+def test_sourced_needs_the_fact_in_a_successful_result() -> None:
+    sourced = blocks_task("bug/sourced", [{"block": "sourced", "facts": ["ana"], "sources": ["tool_results"]}])
+    adapter = adapter_with(sourced)
+    assert play(adapter, "bug/sourced", [ASSIGN_ANA, "BUG-1 is assigned to ana."])["reward_breakdown"]["sourced"] == 1.0
+    unread = play(adapter, "bug/sourced", ["BUG-1 is assigned to ana."])
+    assert unread["reward_breakdown"]["sourced"] == 0.0 and "['ana']" in unread["outcome"]["details"]["blocks"]["sourced"]

@@ -46,7 +46,7 @@ def test_missing_fact_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
     turns = _gold(task)
     info = _play(env, task, [*turns[:-1], "All done."])
     assert info["outcome"]["reward"] == 0.0
-    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 0.0, "grounded": 1.0, "completed": 1.0}
+    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 0.0, "sourced": 1.0, "grounded": 1.0, "completed": 1.0}
     assert str(task.verifier.params["facts"]) in info["outcome"]["details"]["blocks"]["facts"]
 
 
@@ -110,7 +110,7 @@ def test_refusal_that_claims_success_fails(env: gym.Env, tasks: list[TaskSpec]) 
         lie = f"Done, it is taken care of ({facts})."
         info = _play(env, task, [*[render_turn(t) for t in task.solution[:-1]], render_calls([call]), lie])
         assert info["outcome"]["reward"] == 0.0, task.task_id
-        assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 1.0, "grounded": 1.0, "refusal": 0.0, "completed": 1.0}
+        assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 1.0, "sourced": 1.0, "grounded": 1.0, "refusal": 0.0, "completed": 1.0}
         checked += 1
     assert checked >= 10
 
@@ -148,7 +148,7 @@ def test_an_answer_that_contains_the_fact_only_inside_another_number_fails(env: 
     turns = _gold(task)
     assert _play(env, task, turns)["outcome"]["reward"] == 1.0
     info = _play(env, task, [*turns[:-1], "BKG-007: 21"])
-    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 0.0, "grounded": 1.0, "completed": 1.0}
+    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 0.0, "sourced": 1.0, "grounded": 1.0, "completed": 1.0}
 
 
 def test_an_answer_that_lists_numbers_to_hit_the_fact_fails(env: gym.Env, tasks: list[TaskSpec]) -> None:
@@ -156,5 +156,66 @@ def test_an_answer_that_lists_numbers_to_hit_the_fact_fails(env: gym.Env, tasks:
     task = next(t for t in tasks if t.task_id == "ToolWorld/hotel-1/003")
     turns = _gold(task)
     info = _play(env, task, [*turns[:-1], "BKG-007 has " + " or ".join(str(n) for n in range(1, 15)) + " nights."])
-    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 1.0, "grounded": 0.0, "completed": 1.0}
+    # other bookings' nights are alternatives the agent never read (sourced), and most numbers nothing gave it (grounded)
+    assert info["reward_breakdown"] == {"state_match": 1.0, "facts": 1.0, "sourced": 0.0, "grounded": 0.0, "completed": 1.0}
     assert "[2, 3, 4, 6" in info["outcome"]["details"]["blocks"]["grounded"]  # the numbers nothing the agent was given says
+
+
+def _breakdown(env: gym.Env, task_id: str, turns: list[str]) -> tuple[dict[str, float], dict[str, str]]:
+    info = _play(env, task_id_task(env, task_id), turns)
+    return info["reward_breakdown"], info["outcome"]["details"]["blocks"]
+
+
+def task_id_task(env: gym.Env, task_id: str) -> TaskSpec:
+    return env.unwrapped.index.get(task_id)[0]
+
+
+GET_BKG_013 = '<tool_call>\n{"name": "get_booking", "arguments": {"booking_id": "BKG-013"}}\n</tool_call>'
+
+
+def test_a_fact_guessed_before_looking_it_up_fails(env: gym.Env) -> None:
+    """Session 41's seed 3: the policy learned to say ``suite`` (3 of the first 3 bookings are suites)
+    for "the room type of booking BKG-013", with no lookup or after a failed call that echoed it."""
+    guess = "The room type of booking BKG-013 is suite."
+    assert task_id_task(env, "ToolWorld/hotel-3/004").verifier.params["facts"] == ["suite"]
+    assert _breakdown(env, "ToolWorld/hotel-3/004", [GET_BKG_013, guess])[0]["sourced"] == 1.0
+    breakdown, why = _breakdown(env, "ToolWorld/hotel-3/004", [guess])
+    assert breakdown == {"state_match": 1.0, "facts": 1.0, "sourced": 0.0, "grounded": 1.0, "completed": 1.0}
+    assert "['suite'] are in no tool_results the agent received" in why["sourced"]
+    echo = '<tool_call>\n{"name": "extend_stay", "arguments": {"booking_id": "BKG-013", "nights": "suite"}}\n</tool_call>'
+    assert _breakdown(env, "ToolWorld/hotel-3/004", [echo, guess])[0]["sourced"] == 0.0  # the error echoes "suite"
+
+
+def test_a_number_copied_from_a_parse_error_fails(env: gym.Env) -> None:
+    """Session 41's seed 3: the answer ``... invalid syntax (<unknown>, line 1)`` stated 1 item."""
+    assert task_id_task(env, "ToolWorld/shop-4/007").verifier.params["facts"] == ["1"]
+    copied = "Error: could not parse the tool call: Expecting value: line 1"
+    breakdown, _ = _breakdown(env, "ToolWorld/shop-4/007", ["<tool_call>\nget_order(ORD-015\n</tool_call>", copied])
+    assert breakdown == {"state_match": 1.0, "facts": 1.0, "sourced": 0.0, "grounded": 0.0, "completed": 1.0}
+
+
+def test_listing_values_of_the_asked_field_fails_unless_they_were_looked_up(env: gym.Env) -> None:
+    """Session 41's seed 3 listed days (``['Monday', 'Weekend', 'Thursday', 'Friday']``) for "the day of EVT-013"."""
+    task = task_id_task(env, "ToolWorld/calendar-4/002")
+    assert task.verifier.params["facts"] == ["Wednesday"]
+    get = '<tool_call>\n{"name": "get_event", "arguments": {"event_id": "EVT-013"}}\n</tool_call>'
+    breakdown, why = _breakdown(env, task.task_id, [get, "The day of event EVT-013 is Monday, Wednesday or Friday."])
+    assert breakdown == {"state_match": 1.0, "facts": 1.0, "sourced": 0.0, "grounded": 1.0, "completed": 1.0}
+    assert "['Monday']" in why["sourced"]  # Friday is no event's day here, so it is no alternative
+    monday = next(k for k, r in task.initial_state["records"].items() if r["day"] == "Monday")
+    look = f'<tool_call>\n{{"name": "get_event", "arguments": {{"event_id": "{monday}"}}}}\n</tool_call>'
+    both = _breakdown(env, task.task_id, [get, look, f"EVT-013 is on Wednesday; {monday} is on Monday."])[0]
+    assert both["sourced"] == 1.0  # a value it looked up is not a guess
+
+
+def test_a_policy_number_is_a_source_only_for_refusals(env: gym.Env, tasks: list[TaskSpec]) -> None:
+    """inventory-5/000 asks a value that happens to equal a limit in the system prompt: quoting the
+    policy without a lookup is grounded but not sourced; a refusal may quote it (it must)."""
+    task = task_id_task(env, "ToolWorld/inventory-5/000")
+    (fact,) = task.verifier.params["facts"]
+    env.reset(options={"task_id": task.task_id})
+    assert fact in env.unwrapped.episode.messages[0]["content"]  # the system prompt's policy
+    breakdown, _ = _breakdown(env, task.task_id, [f"It is {fact}."])
+    assert breakdown["grounded"] == 1.0 and breakdown["sourced"] == 0.0
+    policy = _find(tasks, lambda t: t.metadata.get("refusal") == "policy" and t.metadata["n_calls"] == 0)
+    assert _play(env, policy, _gold(policy))["reward_breakdown"]["sourced"] == 1.0
