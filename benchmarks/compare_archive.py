@@ -31,9 +31,11 @@ from benchmarks.compare_report import ARCHIVE_MARKER, finished_runs  # noqa: E40
 LOGS = ("metrics.jsonl", "eval.jsonl")
 """The files of a run that the report reads; everything else of a run stays behind."""
 
-ANSWERS = "answers.jsonl"
-"""Every training rollout's final answer and reward (train_grpo.py --log-answers, on since session
-40), kept so that what the reward paid for can be read later; runs from before it have none."""
+ANSWERS = ("answers.jsonl", "eval_answers.jsonl")
+"""Every training rollout's and held-out episode's verdict, final answer and actions
+(train_grpo.py --log-answers: training answers since session 40, actions and held-out episodes
+since session 41), kept so that what the reward paid for can be read, and re-scored by a later
+verifier (training/rescore.py); older runs lack some or all of them."""
 
 
 def _commit() -> str:
@@ -81,8 +83,9 @@ def archive(source: Path, dest: Path) -> list[Path]:
         target.mkdir(parents=True)
         for name in LOGS:
             shutil.copy2(run / name, target / name)
-        if (run / ANSWERS).exists():
-            shutil.copy2(run / ANSWERS, target / ANSWERS)
+        for name in ANSWERS:
+            if (run / name).exists():
+                shutil.copy2(run / name, target / name)
         (target / ARCHIVE_MARKER).write_text(json.dumps(stamp, indent=2) + "\n")
         copied.append(target)
     kept.write_text(

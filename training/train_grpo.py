@@ -43,6 +43,8 @@ from envsched_gym.rl.env_backend import EnvBackend
 from envsched_gym.rl.feedback import RoundLogger
 from envsched_gym.rl.generation import SamplingConfig
 from envsched_gym.rl.grpo import (
+    ANSWERS,
+    EVAL_ANSWERS,
     CurriculumCheckpoint,
     CurriculumGRPOTrainer,
     EnvironmentRollouts,
@@ -96,7 +98,7 @@ class TrainConfig:
     beta: float = field(default=0.0, metadata={"help": "KL coefficient (0: no reference model)."})
     skip_empty_steps: bool = field(default=True, metadata={"help": "Skip the optimizer step of a batch whose every group had equal rewards (a zero gradient), which Adam's momentum would otherwise still move (envsched_gym/rl/signal_gate.py)."})
     signal_groups_per_update: int = field(default=1, metadata={"help": "With --skip-empty-steps: accumulate the gradients of successive rounds and step once this many groups with varied rewards have contributed (1: step on every round with signal; at equal rollouts, fewer and less noisy updates; envsched_gym/rl/signal_gate.py)."})
-    log_answers: bool = field(default=True, metadata={"help": "Append every training rollout's final answer, reward and termination to answers.jsonl in the run directory (to read what the reward pays for; False: not written)."})
+    log_answers: bool = field(default=True, metadata={"help": "Append every training rollout (reward, termination, final answer and the generated actions) to answers.jsonl and every held-out episode to eval_answers.jsonl in the run directory, to read what the reward pays for and re-score it with training/rescore.py (False: not written)."})
     loss_type: str = field(default="dapo", metadata={"help": "TRL GRPO loss type (grpo, dapo, dr_grpo, bnpo)."})
     temperature: float = field(default=1.0, metadata={"help": "Rollout sampling temperature."})
     max_new_tokens: int = field(default=64, metadata={"help": "Longest assistant message (local generation)."})
@@ -291,7 +293,7 @@ def main(config: TrainConfig) -> Path:
     heldout = select_tasks(config.families, config.eval_split, config.max_difficulty, config.eval_tasks, config.seed) if eval_at else None
     checkpoint = str(resume_checkpoint(run)) if config.resume else None
     if not checkpoint:
-        for name in ("metrics.jsonl", "eval.jsonl"):
+        for name in ("metrics.jsonl", "eval.jsonl", ANSWERS, EVAL_ANSWERS):  # a fresh run does not append to an old one
             (run / name).unlink(missing_ok=True)
         if heldout is not None and config.eval_base:
             _evaluate_base(config, base, heldout, run)
@@ -304,13 +306,14 @@ def main(config: TrainConfig) -> Path:
     rollouts = EnvironmentRollouts(
         train_envs(config, train), tokenizer, SamplingConfig(config.max_new_tokens, config.temperature), config.max_completion_length,
         RoundLogger(sampler, run / "metrics.jsonl", groups_per_update=config.signal_groups_per_update), config.num_generations, merge_lora=config.decode_merged,
-        answers_path=run / "answers.jsonl" if config.log_answers else None,
+        answers_path=run / ANSWERS if config.log_answers else None,
     )  # fmt: skip
     callbacks: list[Any] = [CurriculumCheckpoint(sampler, rollouts)]
     if heldout is not None:
         callbacks.append(HeldoutEval(EnvPool(heldout), [n.task_id for n in heldout], tokenizer, SamplingConfig(config.max_new_tokens, 0.0),
                                      config.max_completion_length, eval_at, run / "eval.jsonl", config.eval_split,
-                                     start_stage="warm-start" if config.warm_start_steps else "grpo", merge_lora=config.decode_merged))  # fmt: skip
+                                     start_stage="warm-start" if config.warm_start_steps else "grpo", merge_lora=config.decode_merged,
+                                     answers_path=run / EVAL_ANSWERS if config.log_answers else None))  # fmt: skip
     if checkpoint:
         resumed = restore_curriculum(checkpoint, sampler, rollouts)
         _truncate_logs(run, resumed, int(Path(checkpoint).name.split("-")[-1]))
@@ -354,7 +357,8 @@ def _evaluate_base(config: TrainConfig, base: str, heldout: Suite, run: Path) ->
     if torch.cuda.is_available():
         model = model.to("cuda")
     evaluator = HeldoutEval(EnvPool(heldout), [n.task_id for n in heldout], tokenizer, SamplingConfig(config.max_new_tokens, 0.0),
-                            config.max_completion_length, {0}, run / "eval.jsonl", config.eval_split)  # fmt: skip
+                            config.max_completion_length, {0}, run / "eval.jsonl", config.eval_split,
+                            answers_path=run / EVAL_ANSWERS if config.log_answers else None)  # fmt: skip
     evaluator.evaluate(model, 0, "base")
     del model
     gc.collect()
@@ -387,7 +391,8 @@ def _truncate_logs(run: Path, rounds_done: int, step: int) -> None:
     A torn last line (a crash during its append) is dropped with a warning; an unreadable line
     before the last is corruption, and raises.
     """
-    for name, key, limit in (("metrics.jsonl", "round", rounds_done), ("answers.jsonl", "round", rounds_done), ("eval.jsonl", "step", step + 1)):
+    logs = (("metrics.jsonl", "round", rounds_done), (ANSWERS, "round", rounds_done), ("eval.jsonl", "step", step + 1), (EVAL_ANSWERS, "step", step + 1))
+    for name, key, limit in logs:
         path = run / name
         if path.exists():
             keep = [line for line, record in _read_log(path, key) if record[key] < limit]

@@ -125,12 +125,35 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
 
 
+ANSWERS = "answers.jsonl"
+"""The run directory's log of training rollouts (:class:`EnvironmentRollouts`' ``answers_path``)."""
+EVAL_ANSWERS = "eval_answers.jsonl"
+"""The run directory's log of held-out episodes (:class:`HeldoutEval`'s ``answers_path``)."""
+EVAL_SEED = 0
+"""The reset seed of every held-out episode (training rounds use the round's index)."""
+
+
 def final_answer(rollout: Rollout) -> str:
     """The text of the rollout's last assistant message as the model generated it (``""``: none)."""
     for message in reversed(rollout.messages):
         if message.get("role") == "assistant":
             return str(message.get("raw") or message.get("content") or "")
     return ""
+
+
+def actions(rollout: Rollout) -> list[str]:
+    """The texts the model generated, in order: the actions that replay the episode (``training/rescore.py``).
+
+    Only messages carrying ``raw`` count; an assistant message the environment wrote (an opening
+    greeting) is part of the reset, not an action.
+    """
+    return [str(m["raw"]) for m in rollout.messages if m.get("role") == "assistant" and "raw" in m]
+
+
+def answer_record(rollout: Rollout, seed: int) -> dict[str, Any]:
+    """One line of an answer log: the verdict, the final answer, and the reset seed and actions that replay it."""
+    return {"task_id": rollout.task_id, "reward": rollout.reward, "success": rollout.success, "termination": rollout.termination,
+            "answer": final_answer(rollout), "seed": seed, "actions": actions(rollout)}  # fmt: skip
 
 
 class EnvironmentRollouts:
@@ -150,9 +173,10 @@ class EnvironmentRollouts:
         generator: A fixed generation backend (default: the trainer's model, or its vLLM engine).
         merge_lora: Local generation decodes with LoRA merged into the base layers (a second copy
             of those weights while decoding; see :class:`HFGenerator`).
-        answers_path: Append every rollout's final answer with its reward here (JSONL, one line
-            per rollout: round, task, reward, success, termination, answer), so what the reward
-            pays for can be read back; ``None``: not written.
+        answers_path: Append every rollout here (JSONL, one line per rollout: round, task,
+            reward, success, termination, final answer and the generated actions), so what the
+            reward pays for can be read back, and re-scored by a later verifier
+            (``training/rescore.py``); ``None``: not written.
     """
 
     def __init__(
@@ -185,14 +209,14 @@ class EnvironmentRollouts:
             [tasks[int(slot)] for slot in prompts], self.pool, self.tokenizer, self._generator(trainer), self.max_completion_length, seed=self.round,
             any_active=self._any_active(trainer), template_kwargs=self.template_kwargs,
         )  # fmt: skip
-        rows = gather_object([(r.task_id, r.env_id, r.reward, r.success, r.termination, final_answer(r)) for r in rollouts])
-        task_ids, env_ids, rewards, successes, terminations, answers = (list(col) for col in zip(*rows, strict=True))
+        rows = gather_object([(r.task_id, r.env_id, r.reward, r.success, answer_record(r, self.round)) for r in rollouts])
+        task_ids, env_ids, rewards, successes, records = (list(col) for col in zip(*rows, strict=True))
         groups = group_rollouts(task_ids, env_ids, rewards, successes, self.num_generations)
         self.varied_groups = sum(len(set(g.rewards)) > 1 for g in groups)
         self.logger.write = trainer.accelerator.is_main_process
         self.logger.observe(self.round, groups, time.perf_counter() - start)
         if self.answers_path is not None and trainer.accelerator.is_main_process:
-            self._write_answers(task_ids, rewards, successes, terminations, answers)
+            append_jsonl(self.answers_path, [{"round": self.round, **record} for record in records])
         self.round += 1
         logprobs = [r.logprobs for r in rollouts]
         return {
@@ -203,13 +227,6 @@ class EnvironmentRollouts:
             "env_reward": [r.reward for r in rollouts],
             "env_success": [float(r.success) for r in rollouts],
         }
-
-    def _write_answers(self, task_ids: list[str], rewards: list[float], successes: list[bool], terminations: list[str], answers: list[str]) -> None:
-        assert self.answers_path is not None
-        with self.answers_path.open("a", encoding="utf-8", errors="backslashreplace") as f:
-            for row in zip(task_ids, rewards, successes, terminations, answers, strict=True):
-                record = dict(zip(("task_id", "reward", "success", "termination", "answer"), row, strict=True))
-                f.write(json.dumps({"round": self.round, **record}, ensure_ascii=False) + "\n")
 
     def _log_binding(self, trainer: GRPOTrainer, tasks: list[str], prompts: list[str]) -> None:
         """Append this process's binding of the round to ``bindings.rank<k>.jsonl`` in the run
@@ -346,6 +363,8 @@ class HeldoutEval(TrainerCallback):
         start_stage: Stage name of the step-0 record (``warm-start`` after an SFT warm start).
         batch_size: Episodes generated together (bounds the KV cache's memory).
         merge_lora: Decode with LoRA merged into the base layers (see :class:`HFGenerator`).
+        answers_path: Append every evaluation episode here (one line per episode: step, stage,
+            task, verdict, final answer and actions; see :func:`answer_record`); ``None``: not written.
     """
 
     def __init__(
@@ -356,6 +375,7 @@ class HeldoutEval(TrainerCallback):
         self.pool, self.task_ids, self.tokenizer, self.sampling = pool, task_ids, tokenizer, sampling
         self.max_completion_length, self.steps, self.path, self.split = max_completion_length, set(steps), path, split
         self.start_stage, self.batch_size, self.merge_lora = start_stage, batch_size, merge_lora
+        self.answers_path = Path(answers_path) if answers_path else None
 
     def evaluate(
         self, model: Any, step: int, stage: str = "grpo", tokenizer: PreTrainedTokenizerBase | None = None, compute_dtype: torch.dtype | None = None
@@ -372,7 +392,7 @@ class HeldoutEval(TrainerCallback):
         """
         tokenizer = tokenizer or self.tokenizer
         generator = HFGenerator(model, tokenizer, self.sampling, batch_size=self.batch_size, merge_lora=self.merge_lora, compute_dtype=compute_dtype)
-        rollouts = run_rollouts(self.task_ids, self.pool, tokenizer, generator, self.max_completion_length, progress=f"held-out evaluation ({stage}, step {step})")
+        rollouts = run_rollouts(self.task_ids, self.pool, tokenizer, generator, self.max_completion_length, seed=EVAL_SEED, progress=f"held-out evaluation ({stage}, step {step})")
         record = {
             "step": step, "stage": stage, "split": self.split, "n": len(rollouts),
             "success": sum(r.success for r in rollouts) / max(len(rollouts), 1),
@@ -381,6 +401,8 @@ class HeldoutEval(TrainerCallback):
         }  # fmt: skip
         with self.path.open("a") as f:
             f.write(json.dumps(record) + "\n")
+        if self.answers_path is not None:
+            append_jsonl(self.answers_path, [{"step": step, "stage": stage, **answer_record(r, EVAL_SEED)} for r in rollouts])
         return record
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
@@ -390,3 +412,9 @@ class HeldoutEval(TrainerCallback):
     def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         if state.is_world_process_zero and state.global_step in self.steps:
             self.evaluate(model, state.global_step, compute_dtype=autocast_dtype(args))
+
+
+def append_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    """Append ``records`` as JSON lines (text the model generated may hold lone surrogates: escaped)."""
+    with path.open("a", encoding="utf-8", errors="backslashreplace") as f:
+        f.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in records)

@@ -25,10 +25,12 @@ def test_an_archive_keeps_the_logs_only_and_reads_back_like_the_live_runs(tmp_pa
     live, kept = tmp_path / "runs", tmp_path / "kept"
     _comparison(live, {0: ([1, 1, 0, 0], [0, 0, 0, 0])})
     (live / "seed0" / "random" / "answers.jsonl").write_text('{"round": 0, "answer": "BKG-007: 21", "reward": 1.0}\n')
+    (live / "seed0" / "random" / "eval_answers.jsonl").write_text('{"step": 0, "answer": "suite", "actions": ["suite"], "seed": 0}\n')
     copied = archive(live, kept)
     assert sorted(p.relative_to(kept).as_posix() for p in copied) == ["seed0/envsched", "seed0/random"]
     assert sorted(p.name for p in (kept / "seed0" / "envsched").iterdir()) == ["archived.json", "eval.jsonl", "metrics.jsonl"]
-    assert (kept / "seed0" / "random" / "answers.jsonl").read_text() == (live / "seed0" / "random" / "answers.jsonl").read_text()
+    for name in ("answers.jsonl", "eval_answers.jsonl"):  # kept to read and re-score later (training/rescore.py)
+        assert (kept / "seed0" / "random" / name).read_text() == (live / "seed0" / "random" / name).read_text()
     stamp = json.loads((kept / "seed0" / "envsched" / "archived.json").read_text())
     assert stamp["source"] == str(live) and stamp["train_compare_config"] == {"seeds": "0"}
     before, after = load_runs(live), load_runs(kept)

@@ -73,6 +73,8 @@ def test_every_rollouts_final_answer_is_logged_with_its_reward(toy_suite, micro_
     assert [r["task_id"] for r in lines] == [t for r in (0, 1) for t in sampler.decisions[r] for _ in range(2)]
     assert [r["reward"] for r in lines] == out[0]["env_reward"] + out[1]["env_reward"]
     assert {r["answer"] for r in lines} == {node.task.solution[-1].content}  # the gold's last turn, as generated
+    assert all(r["seed"] == r["round"] for r in lines)  # a round's episodes reset with the round's index
+    assert all(len(r["actions"]) == len(node.task.solution) and r["actions"][-1] == r["answer"] for r in lines)
 
 
 @pytest.mark.parametrize("merge_lora", [True, False])

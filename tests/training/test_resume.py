@@ -61,7 +61,7 @@ def test_main_with_resume_and_only_a_partial_checkpoint_stops_before_touching_th
     assert (tmp_path / "metrics.jsonl").read_text() == '{"round": 0}\n'
 
 
-@pytest.mark.parametrize(("name", "key"), [("metrics.jsonl", "round"), ("answers.jsonl", "round"), ("eval.jsonl", "step")])
+@pytest.mark.parametrize(("name", "key"), [("metrics.jsonl", "round"), ("answers.jsonl", "round"), ("eval.jsonl", "step"), ("eval_answers.jsonl", "step")])
 def test_a_torn_last_log_line_is_dropped_with_a_warning(tmp_path: Path, name: str, key: str) -> None:
     lines = [json.dumps({key: k, "x": k}) for k in range(3)]
     (tmp_path / name).write_text("\n".join(lines) + '\n{"' + key + '": 3, "x"')  # killed mid-append
@@ -70,7 +70,7 @@ def test_a_torn_last_log_line_is_dropped_with_a_warning(tmp_path: Path, name: st
     assert (tmp_path / name).read_text() == "".join(line + "\n" for line in lines[:2])
 
 
-@pytest.mark.parametrize(("name", "key"), [("metrics.jsonl", "round"), ("answers.jsonl", "round"), ("eval.jsonl", "step")])
+@pytest.mark.parametrize(("name", "key"), [("metrics.jsonl", "round"), ("answers.jsonl", "round"), ("eval.jsonl", "step"), ("eval_answers.jsonl", "step")])
 @pytest.mark.parametrize("bad", ['{"round": 1, "x"', "[1, 2]", '{"other": 1}'], ids=["torn", "not-an-object", "no-key"])
 def test_an_unreadable_line_before_the_last_is_corruption(tmp_path: Path, name: str, key: str, bad: str) -> None:
     text = "\n".join([json.dumps({key: 0}), bad.replace("round", key), json.dumps({key: 2})]) + "\n"

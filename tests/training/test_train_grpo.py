@@ -249,6 +249,21 @@ def test_a_run_evaluates_the_base_then_its_schedule_and_prints_the_table(tmp_pat
     evals = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
     assert [(e["stage"], e["step"], e["n"]) for e in evals] == [("base", 0, 2), ("grpo", 0, 2), ("grpo", 2, 2)]
     assert "held-out" in capsys.readouterr().out.lower()
+    episodes = [json.loads(line) for line in (run / "eval_answers.jsonl").read_text().splitlines()]
+    assert [(e["stage"], e["step"], e["task_id"]) for e in episodes] == [(s, k, t) for s, k in (("base", 0), ("grpo", 0), ("grpo", 2)) for t in evals[0]["task_ids"]]
+    assert [e["success"] for e in episodes] == [bool(x) for e in evals for x in e["successes"]]
+    assert all(e["seed"] == 0 and e["actions"] for e in episodes)
+
+    from training.rescore import rescore
+
+    for log in ("eval_answers.jsonl", "answers.jsonl"):  # the same verifier re-scores every replayed episode as logged
+        replayed = rescore(run, log)
+        assert len(replayed) == len((run / log).read_text().splitlines()) and not [r for r in replayed if r.diverged]
+        assert [(r.success, r.reward) for r in replayed] == [(r.record["success"], r.record["reward"]) for r in replayed]
+
+    main(config)  # a fresh run in the same folder starts its answer logs afresh
+    assert len((run / "eval_answers.jsonl").read_text().splitlines()) == len(episodes)
+    assert len((run / "answers.jsonl").read_text().splitlines()) == 2 * 2 * 2  # 2 rounds of 2 tasks x 2 rollouts
 
 
 @pytest.mark.parametrize(
