@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 from envsched_gym.episode import Episode
+from envsched_gym.fact_match import NUMBER
 
 Source = Literal["system", "user", "tool_results", "declarations"]
 SOURCES: tuple[Source, ...] = ("system", "user", "tool_results", "declarations")
@@ -44,13 +45,38 @@ def alternatives(state: Any, fact: str) -> set[str]:
     """The other values of every record field holding ``fact`` in ``state`` (``fact`` excluded).
 
     A *table* is a dict or list whose items are dicts (records); a field holds the fact when its
-    value, as text, equals it (numbers by value). Nested tables are searched too.
+    value equals it (numbers by value, text case-insensitively). Nested tables are searched too.
     """
-    found: set[str] = set()
+    fields, holding = _index(state)
+    key = _norm(fact.strip())
+    return {text for field in holding.get(key, ()) for text, norm in fields[field] if norm != key}
+
+
+Norm = tuple[str, float | str]
+_INDEXES: dict[int, tuple[Any, list[set[tuple[str, Norm]]], dict[Norm, set[int]]]] = {}
+
+
+def _index(state: Any) -> tuple[list[set[tuple[str, Norm]]], dict[Norm, set[int]]]:
+    """Every field's values (as text and normalised) and, per normalised value, the fields holding it.
+
+    Built once per state object: a verifier asks at every episode's end, and walking the state each
+    time cost more than the rest of a ToolWorld episode (``benchmarks/env_instructions.py``).
+    """
+    cached = _INDEXES.get(id(state))
+    if cached is not None and cached[0] is state:
+        return cached[1], cached[2]
+    fields: list[set[tuple[str, Norm]]] = []
+    holding: dict[Norm, set[int]] = {}
     for rows in _tables(state):
-        for key in {k for row in rows for k, v in row.items() if _equals(v, fact)}:
-            found |= {_text(row[key]) for row in rows if key in row and _scalar(row[key])}
-    return {v for v in found if not _equals(v, fact)}
+        for key in {k for row in rows for k in row}:
+            values = {(_text(row[key]), _norm(row[key])) for row in rows if key in row and _scalar(row[key])}
+            for _, norm in values:
+                holding.setdefault(norm, set()).add(len(fields))
+            fields.append(values)
+    if len(_INDEXES) >= 4096:
+        _INDEXES.clear()
+    _INDEXES[id(state)] = (state, fields, holding)
+    return fields, holding
 
 
 def _tables(node: Any) -> Iterator[list[dict[str, Any]]]:
@@ -70,10 +96,9 @@ def _text(value: Any) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-def _equals(value: Any, fact: str) -> bool:
-    if not _scalar(value):
-        return False
-    try:
-        return float(value) == float(fact)
-    except ValueError:
-        return str(value).strip().lower() == fact.strip().lower()
+def _norm(value: str | int | float) -> Norm:
+    """A value as a fact compares to it: a number (also one written as text) by value, other text lower-cased."""
+    if isinstance(value, int | float):
+        return ("n", float(value))
+    text = value.strip()
+    return ("n", float(text)) if NUMBER.fullmatch(text) else ("t", text.lower())
