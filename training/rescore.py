@@ -101,17 +101,19 @@ def rescore(run: Path, log: str) -> list[Replayed]:
 
 
 def table(replayed: list[Replayed], key: str) -> str:
-    """Logged against re-scored success per ``key`` (``step`` or ``round``), with flips and divergences."""
+    """Logged against re-scored success per ``key`` (``step``: per stage and step; ``round``), with flips and divergences."""
     by: dict[Any, list[Replayed]] = defaultdict(list)
     for r in replayed:
-        by[r.record[key]].append(r)
-    lines = [f"| {key} | episodes | logged success | re-scored success [95% CI] | 1 -> 0 | 0 -> 1 | diverged |", "|---|---|---|---|---|---|---|"]
-    for k in sorted(by):
+        by[(r.record["stage"], r.record["step"]) if key == "step" else r.record[key]].append(r)
+    label = "stage, step" if key == "step" else key
+    lines = [f"| {label} | episodes | logged success | re-scored success [95% CI] | 1 -> 0 | 0 -> 1 | diverged |", "|---|---|---|---|---|---|---|"]
+    for k in sorted(by, key=lambda k: (k[1], k[0] != "base", k[0]) if isinstance(k, tuple) else (k,)):
         group = [r for r in by[k] if not r.diverged]
         flips = Counter((bool(r.record["success"]), r.success) for r in group)
         logged = sum(bool(r.record["success"]) for r in by[k]) / len(by[k])
         new = str(success_interval([float(r.success) for r in group])) if group else "-"
-        lines.append(f"| {k} | {len(by[k])} | {logged:.3f} | {new} | {flips[(True, False)]} | {flips[(False, True)]} | {len(by[k]) - len(group)} |")
+        name = f"{k[0]}, {k[1]}" if isinstance(k, tuple) else k
+        lines.append(f"| {name} | {len(by[k])} | {logged:.3f} | {new} | {flips[(True, False)]} | {flips[(False, True)]} | {len(by[k]) - len(group)} |")
     return "\n".join(lines)
 
 

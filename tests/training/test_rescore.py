@@ -29,14 +29,14 @@ def _run(tmp_path: Path, episodes: list[dict]) -> Path:
 def test_a_guess_the_old_verifier_paid_for_is_re_scored_zero_and_the_gold_one(tmp_path: Path) -> None:
     replayed = rescore(_run(tmp_path, [_episode(GOLD, True), _episode(GUESS, True)]), "eval_answers.jsonl")
     assert [(r.success, r.reward, r.diverged) for r in replayed] == [(True, 1.0, ""), (False, 0.0, "")]
-    assert "| 0 | 2 | 1.000 | 0.500 [0.000, 1.000] | 1 | 0 | 0 |" in table(replayed, "step")
+    assert "| grpo, 0 | 2 | 1.000 | 0.500 [0.000, 1.000] | 1 | 0 | 0 |" in table(replayed, "step")
 
 
 def test_a_replay_that_ends_elsewhere_is_counted_as_diverged_not_scored(tmp_path: Path) -> None:
     episodes = [_episode([*GOLD, "Anything else?"], True), _episode([GET], True), _episode(GOLD, True, step=2)]
     replayed = rescore(_run(tmp_path, episodes), "eval_answers.jsonl")
     assert [r.diverged for r in replayed] == ["ended after action 2 of 3", "still running after all 1 actions", ""]
-    assert "| 0 | 2 | 1.000 | - | 0 | 0 | 2 |" in table(replayed, "step")
+    assert "| grpo, 0 | 2 | 1.000 | - | 0 | 0 | 2 |" in table(replayed, "step")
     with pytest.raises(SystemExit, match="diverged on replay"):
         eval_records(replayed)
 
