@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from envsched_gym.plugins import import_modules  # noqa: E402
 from envsched_gym.rl.grpo import EVAL_ANSWERS  # noqa: E402
+from envsched_gym.rl.plots import read_jsonl  # noqa: E402
 from envsched_gym.rl.summary import success_interval  # noqa: E402
 from envsched_gym.rl.tasks import select_tasks  # noqa: E402
 from envsched_gym.suite import Suite  # noqa: E402
@@ -82,7 +83,7 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     """The records of an answer log; a record without actions (logged before session 41) is an error."""
     if not path.exists():
         raise SystemExit(f"{path} is missing: the run was made with --log-answers False, or before held-out episodes were logged")
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    records = read_jsonl(path)
     if old := [i for i, r in enumerate(records, 1) if "actions" not in r or "seed" not in r]:
         raise SystemExit(f"{path}: line {old[0]} (and {len(old) - 1} more) has no actions or seed to replay (logged before session 41)")
     return records

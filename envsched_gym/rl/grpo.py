@@ -399,8 +399,7 @@ class HeldoutEval(TrainerCallback):
             "reward": sum(r.reward for r in rollouts) / max(len(rollouts), 1),
             "task_ids": list(self.task_ids), "successes": [float(r.success) for r in rollouts],
         }  # fmt: skip
-        with self.path.open("a") as f:
-            f.write(json.dumps(record) + "\n")
+        append_jsonl(self.path, [record])
         if self.answers_path is not None:
             append_jsonl(self.answers_path, [{"step": step, "stage": stage, **answer_record(r, EVAL_SEED)} for r in rollouts])
         return record
