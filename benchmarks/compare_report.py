@@ -5,7 +5,7 @@
     python benchmarks/compare_report.py runs/compare36 docs/results/compare36  # with the seeds archived by compare_archive.py
 
 Reads each finished run's ``metrics.jsonl`` (the tasks, group means and variances of every step)
-and ``eval.jsonl`` (per-task held-out results), and prints six tables:
+and ``eval.jsonl`` (per-task held-out results), and prints seven tables:
 
 1. **Held-out gains** over the seed's starting policy at every evaluated step, paired over the
    same tasks (bootstrap 95% intervals), and each scheduler minus the reference at the same
@@ -25,6 +25,11 @@ and ``eval.jsonl`` (per-task held-out results), and prints six tables:
    without its trailing instance number (``ToolWorld/gym-1`` and ``ToolWorld/gym-5`` are both
    ``ToolWorld/gym``). Held-out environments are never trained on, so this asks whether what
    transfers is specific to a domain.
+7. **Held-out gain by task kind**: tasks whose gold solution changes the world's state
+   (``metadata["n_writes"] > 0``: ``writes``) against those that only read it (``reads``), with
+   the groups each run trained on each kind. A policy trained only on look-ups can learn to look
+   up where it was asked to change something (session 42, docs/training.md). Tasks of families
+   that do not declare ``n_writes`` are counted as ``undeclared``.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import envsched_gym  # noqa: E402
+from envsched_gym.registry import families as registered_families  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
 from envsched_gym.rl.summary import Interval, paired_gain, success_interval  # noqa: E402
 
@@ -315,8 +322,42 @@ def domain_table(logs: list[RunLog]) -> list[str]:
     return lines
 
 
+KINDS = ("reads", "writes", "undeclared")
+"""Task kinds of table 7, in column order."""
+
+
+def task_kinds(task_ids: set[str]) -> dict[str, str]:
+    """Each task's kind (see :data:`KINDS`): ``writes`` when its metadata declares ``n_writes > 0``, ``reads`` at 0.
+
+    Tasks are looked up in their registered family (the id's first part); a task of a family
+    that is not registered, or not found there, is ``undeclared``.
+    """
+    kinds = dict.fromkeys(task_ids, "undeclared")
+    for family in sorted({t.split("/", 1)[0] for t in task_ids} & set(registered_families())):
+        for node in envsched_gym.suite(family):
+            writes = node.task.metadata.get("n_writes")
+            if node.task_id in kinds and isinstance(writes, int):
+                kinds[node.task_id] = "writes" if writes > 0 else "reads"
+    return kinds
+
+
+def kind_table(logs: list[RunLog]) -> list[str]:
+    """Table 7: held-out gain at each run's last evaluation by task kind, and the groups trained on each kind."""
+    kinds = task_kinds({t for log in logs for t in log.task_ids} | {t for log in logs for row in log.rounds for t in row["tasks"]})
+    shown = [k for k in KINDS if any(v == k for v in kinds.values())]
+    lines = ["| run | seed | step | " + " | ".join(f"gain on {k} (held-out tasks)" for k in shown) + " | "
+             + " | ".join(f"groups on {k}" for k in shown) + " |", "|---|---|---|" + "---|" * 2 * len(shown)]  # fmt: skip
+    for log in logs:
+        last, of = max(log.heldout), np.array([kinds[t] for t in log.task_ids])
+        before, after = np.asarray(log.heldout[0]), np.asarray(log.heldout[last])
+        gains = [_interval((int((of == k).sum()), paired_gain(before[of == k], after[of == k]) if (of == k).any() else None)) for k in shown]
+        groups = Counter(kinds[t] for row in log.rounds for t in row["tasks"])
+        lines.append(f"| {log.label} | {log.seed} | {last} | " + " | ".join(gains) + " | " + " | ".join(str(groups[k]) for k in shown) + " |")
+    return lines
+
+
 def report(folders: Path | list[Path], reference: str = "random", window: int | None = None) -> str:
-    """The six tables of one or more comparison folders; ``window`` defaults to T from their ``summary.json``."""
+    """The seven tables of one or more comparison folders; ``window`` defaults to T from their ``summary.json``."""
     folders = [folders] if isinstance(folders, Path) else folders
     folder = ", ".join(map(str, folders))
     logs = load_folders(folders)
@@ -334,7 +375,8 @@ def report(folders: Path | list[Path], reference: str = "random", window: int | 
              *target,
              "", "Training signal before each evaluation (weight updates under the signal gate, replayed from the varied groups per step; groups with varied rewards; sum of variance / 0.25):", *signal_table(logs),
              "", "Rollouts:", *rollout_table(logs, window),
-             "", "Held-out gain by domain (trained: some group of the domain had varied rewards):", *domain_table(logs)]  # fmt: skip
+             "", "Held-out gain by domain (trained: some group of the domain had varied rewards):", *domain_table(logs),
+             "", "Held-out gain by task kind (writes: the gold solution changes the state):", *kind_table(logs)]  # fmt: skip
     return "\n".join(parts)
 
 

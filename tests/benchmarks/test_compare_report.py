@@ -11,9 +11,11 @@ from benchmarks.compare_report import (
     domain_of,
     domain_split,
     first_visits_by_window,
+    kind_table,
     load_runs,
     report,
     signal_before,
+    task_kinds,
     trained_domains,
     visit_rewards,
 )
@@ -123,3 +125,30 @@ def test_updates_are_replayed_from_the_varied_groups_when_the_gate_waits_for_sev
     rounds = [{**_row(["a", "b"], [0.5, 0.5], v), "groups_per_update": 3} for v in varied]
     assert [signal_before(rounds, k)[0] for k in range(1, 6)] == [0, 1, 1, 1, 2]
     assert signal_before(rounds, 5)[1] == 6
+
+
+def _toolworld_ids(split: str, writes: bool, count: int) -> list[str]:
+    from envsched_gym.rl.tasks import select_tasks
+
+    found = [n.task_id for n in select_tasks("ToolWorld", split, 1) if bool(n.task.metadata["n_writes"]) == writes]
+    return found[:count]
+
+
+def test_a_task_is_a_write_when_its_gold_changes_the_state_and_undeclared_outside_a_family():
+    reads, writes = _toolworld_ids("heldout", False, 2), _toolworld_ids("heldout", True, 2)
+    kinds = task_kinds({*reads, *writes, "x/e-1/0", "ToolWorld/nowhere-1/000"})
+    assert [kinds[t] for t in reads] == ["reads", "reads"] and [kinds[t] for t in writes] == ["writes", "writes"]
+    assert kinds["x/e-1/0"] == kinds["ToolWorld/nowhere-1/000"] == "undeclared"
+
+
+def test_held_out_gain_and_groups_are_split_by_task_kind(tmp_path):
+    held = _toolworld_ids("heldout", False, 2) + _toolworld_ids("heldout", True, 2)
+    read, write = _toolworld_ids("train", False, 1)[0], _toolworld_ids("train", True, 1)[0]
+    rounds = [_row([read, read, write], [0.5, 0.25, 0.0])]
+    _write_run(tmp_path, 0, "envsched", rounds, {0: [0, 0, 1, 1], 4: [1, 1, 0, 0]}, held=held)
+    row = kind_table(load_runs(tmp_path))[2]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:3] == ["envsched", "0", "4"]
+    assert cells[3].startswith("1.000 ") and cells[3].endswith("(2)")  # both reads learned
+    assert cells[4].startswith("-1.000 ") and cells[4].endswith("(2)")  # both writes lost
+    assert cells[5:] == ["2", "1"]
