@@ -61,6 +61,7 @@ from envsched_gym.rl.precision import device_name, native_bf16, resolve_bf16
 from envsched_gym.rl.pretrained import PACKAGED_MODELS, base_model_name, converted_path
 from envsched_gym.rl.rollout import EnvPool
 from envsched_gym.rl.sampler import CurriculumSampler
+from envsched_gym.rl.sft_replay import build_replay
 from envsched_gym.rl.summary import heldout_table
 from envsched_gym.rl.tasks import select_tasks
 from envsched_gym.rl.trajectories import gold_conversations
@@ -96,6 +97,8 @@ class TrainConfig:
     lora_r: int = field(default=16, metadata={"help": "LoRA rank."})
     lora_alpha: int = field(default=32, metadata={"help": "LoRA alpha."})
     beta: float = field(default=0.0, metadata={"help": "KL coefficient (0: no reference model)."})
+    sft_replay: float = field(default=0.0, metadata={"help": "Weight of a supervised loss on gold conversations of the training split added to every GRPO micro-batch, PPO-ptx style: it keeps skills that give no rollout signal from being unlearned (0: off; envsched_gym/rl/sft_replay.py)."})
+    sft_replay_batch: int = field(default=1, metadata={"help": "Gold conversations per micro-batch with --sft-replay."})
     skip_empty_steps: bool = field(default=True, metadata={"help": "Skip the optimizer step of a batch whose every group had equal rewards (a zero gradient), which Adam's momentum would otherwise still move (envsched_gym/rl/signal_gate.py)."})
     signal_groups_per_update: int = field(default=1, metadata={"help": "With --skip-empty-steps: accumulate the gradients of successive rounds and step once this many groups with varied rewards have contributed (1: step on every round with signal; at equal rollouts, fewer and less noisy updates; envsched_gym/rl/signal_gate.py)."})
     log_answers: bool = field(default=True, metadata={"help": "Append every training rollout (reward, termination, final answer and the generated actions) to answers.jsonl and every held-out episode to eval_answers.jsonl in the run directory, to read what the reward pays for and re-score it with training/rescore.py (False: not written)."})
@@ -175,6 +178,16 @@ def parse_config(argv: list[str] | None = None) -> TrainConfig:
     parser.set_defaults(**PRESETS[first.preset])
     (config,) = parser.parse_args_into_dataclasses(args=argv)
     return dataclasses.replace(config, bf16=resolve_bf16(config.bf16))
+
+
+def check_replay(config: TrainConfig) -> None:
+    """Refuse a negative ``--sft-replay``, a replay batch below 1, or replay across several processes (not implemented)."""
+    if not 0 <= config.sft_replay < float("inf"):
+        raise SystemExit(f"--sft-replay {config.sft_replay}: give a finite weight >= 0 (0: no replay)")
+    if config.sft_replay and config.sft_replay_batch < 1:
+        raise SystemExit(f"--sft-replay-batch {config.sft_replay_batch}: give a whole number of conversations >= 1")
+    if config.sft_replay and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise SystemExit("--sft-replay runs in one process; several processes would each replay their own draws, which is not implemented: use --sft-replay 0")
 
 
 def check_signal_gate(config: TrainConfig) -> None:
@@ -278,6 +291,7 @@ def train_envs(config: TrainConfig, train: Suite) -> EnvBackend:
 def main(config: TrainConfig) -> Path:
     """Train; returns the run directory."""
     check_signal_gate(config)
+    check_replay(config)
     if config.bf16 is None:
         config = dataclasses.replace(config, bf16=resolve_bf16(None))
     print(f"precision: {'bf16 autocast' if config.bf16 else 'fp32'} on {device_name()} ({'native' if native_bf16() else 'no native'} bf16 matmul)")
@@ -324,6 +338,7 @@ def main(config: TrainConfig) -> Path:
         rollout_func=rollouts, callbacks=callbacks, curriculum_sampler=sampler, share_prompt=config.share_prompt,
         frozen_bf16=config.frozen_bf16 and config.bf16 and not torch.cuda.is_available(), skip_empty_steps=config.skip_empty_steps,
         signal_groups_per_update=config.signal_groups_per_update,
+        replay=build_replay(tokenizer, list(gold_conversations(train)), config.sft_replay, config.sft_replay_batch, config.seed) if config.sft_replay else None,
     )  # fmt: skip
     use_step_lines(trainer)
     trainer.train(resume_from_checkpoint=checkpoint)

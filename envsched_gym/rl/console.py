@@ -20,6 +20,7 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("reward_std", "sd", "{:.3f}"),
     ("frac_reward_zero_std", "groups without signal", "{:.0%}"),
     ("loss", "loss", "{:.4g}"),
+    ("sft_replay_loss", "replay loss", "{:.3g}"),
     ("grad_norm", "grad norm", "{:.3g}"),
     ("completions/mean_length", "tokens", "{:.0f}"),
     ("step_time", "time", "{:.1f} s"),

@@ -34,6 +34,7 @@ from envsched_gym.rl.frozen_bf16 import store_frozen_in_bf16
 from envsched_gym.rl.generation import HFGenerator, SamplingConfig, TokenGenerator, VLLMGenerator
 from envsched_gym.rl.rollout import EnvPool, Rollout, run_rollouts
 from envsched_gym.rl.sampler import CurriculumSampler
+from envsched_gym.rl.sft_replay import SFTReplay
 from envsched_gym.rl.shared_prompt import pack_by_prompt, require_maskable, shuffle_groups
 from envsched_gym.rl.signal_gate import GATED, skip_steps_without_signal
 
@@ -57,11 +58,16 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     rewards equal) does not step the optimizer (:mod:`envsched_gym.rl.signal_gate`), and with
     ``signal_groups_per_update = N > 1`` the rounds' gradients are summed until N groups with varied
     rewards (counted by the ``rollout_func``, an :class:`EnvironmentRollouts`) have contributed.
+    With ``replay`` (:mod:`envsched_gym.rl.sft_replay`), every micro-batch's loss also gets the
+    supervised loss of a few gold conversations, scaled for gradient accumulation like TRL's own
+    loss, so that an optimizer step adds ``weight`` x their mean cross-entropy, logged as
+    ``sft_replay_loss`` (unweighted). Its
+    gradient is never zero, so the signal gate then steps every round.
     """
 
     def __init__(
         self, *args: Any, curriculum_sampler: CurriculumSampler, share_prompt: bool = False, frozen_bf16: bool = False,
-        skip_empty_steps: bool = True, signal_groups_per_update: int = 1, **kwargs: Any,
+        skip_empty_steps: bool = True, signal_groups_per_update: int = 1, replay: SFTReplay | None = None, **kwargs: Any,
     ) -> None:  # fmt: skip
         if signal_groups_per_update > 1 and not (skip_empty_steps and isinstance(kwargs.get("rollout_func"), EnvironmentRollouts)):
             raise ValueError("signal_groups_per_update > 1 accumulates through the signal gate and counts groups in EnvironmentRollouts: "
@@ -70,6 +76,8 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         self.share_prompt = share_prompt
         self.skip_empty_steps = skip_empty_steps
         self.signal_groups_per_update = signal_groups_per_update
+        self.replay = replay
+        self._replay_at = (-1, 0)  # (optimizer step, micro-batches replayed in it)
         score_completions_only_on_cpu()
         super().__init__(*args, **kwargs)
         if frozen_bf16:
@@ -79,6 +87,18 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         self.attention = self.accelerator.unwrap_model(self.model).config._attn_implementation
         if share_prompt:
             require_maskable(self.attention)
+
+    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None) -> torch.Tensor:
+        loss = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        if self.replay is None or not model.training:
+            return loss
+        step, micro = self._replay_at
+        micro = micro if step == self.state.global_step else 0
+        with self.accelerator.autocast():
+            extra = self.replay.loss(self.accelerator.unwrap_model(model), self.state.global_step, micro)
+        self._replay_at = (self.state.global_step, micro + 1)
+        self._metrics["train"]["sft_replay_loss"].append(extra.item() / self.replay.weight)
+        return loss + extra / self.current_gradient_accumulation_steps  # TRL scales its loss for accumulation itself
 
     def _get_train_sampler(self, dataset: Any = None) -> CurriculumSampler:
         return self.curriculum_sampler

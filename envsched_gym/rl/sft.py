@@ -41,7 +41,8 @@ def tokenize_conversations(tokenizer: PreTrainedTokenizerBase, conversations: li
     return out
 
 
-def _batch(examples: list[Example], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def collate(examples: list[Example], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Right-padded ``(input_ids, attention_mask, labels)``; labels are -100 outside assistant tokens and padding."""
     width = max(len(e.input_ids) for e in examples)
     ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
     attention = torch.zeros((len(examples), width), dtype=torch.long)
@@ -103,7 +104,7 @@ def sft_warm_start(
     losses = []
     for _ in tqdm(range(steps), desc="SFT warm start", unit="step", leave=False):
         chosen = rng.choice(len(examples), size=min(batch_size, len(examples)), replace=False)
-        ids, attention, labels = _batch([examples[i] for i in chosen], tokenizer.pad_token_id)
+        ids, attention, labels = collate([examples[i] for i in chosen], tokenizer.pad_token_id)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             loss = assistant_loss(model, ids.to(device), attention.to(device), labels.to(device))
         loss.backward()

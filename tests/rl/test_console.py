@@ -22,6 +22,11 @@ def test_a_grpo_log_becomes_one_short_line_of_the_watched_fields():
     assert "\n" not in line and "clip_ratio" not in line and "learning_rate" not in line
 
 
+def test_a_replayed_run_shows_its_replay_loss_next_to_the_grpo_loss():
+    line = step_line({**GRPO_LOG, "sft_replay_loss": 0.8123}, 2, 8)
+    assert "| loss 0.065 | replay loss 0.812 | grad norm 0.112 |" in line
+
+
 def test_the_final_log_reports_the_run_time():
     assert step_line({"train_runtime": 287.53, "train_loss": 0.02, "epoch": 1.0}, 8, 8) == "trained 8 steps in 287.5 s"
 

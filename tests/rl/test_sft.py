@@ -7,7 +7,7 @@ import torch
 from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from envsched_gym.rl.sft import _batch, assistant_loss, tokenize_conversations
+from envsched_gym.rl.sft import assistant_loss, collate, tokenize_conversations
 from envsched_gym.rl.trajectories import gold_conversations
 
 
@@ -15,7 +15,7 @@ from envsched_gym.rl.trajectories import gold_conversations
 def test_the_compact_loss_equals_the_models_own_loss_and_gradients(micro_dir, toy_suite, lora):
     tokenizer = AutoTokenizer.from_pretrained(micro_dir)
     examples = tokenize_conversations(tokenizer, list(gold_conversations(toy_suite))[:3], max_length=2048)
-    ids, attention, labels = _batch(examples, tokenizer.pad_token_id)
+    ids, attention, labels = collate(examples, tokenizer.pad_token_id)
     assert 0 < (labels != -100).sum() < labels.numel() // 2  # most positions are not scored
     grads = []
     for compact in (False, True):

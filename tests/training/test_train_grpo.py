@@ -202,6 +202,26 @@ def test_the_optimizer_is_gated_on_signal_by_default_and_a_step_with_signal_is_t
         assert logs["gated"][key] == pytest.approx(logs["plain"][key], rel=1e-6, abs=1e-9), key
 
 
+def test_sft_replay_adds_the_gold_loss_to_the_step_on_the_same_rollouts(tmp_path):
+    """--sft-replay: the same rollouts and rewards, the unweighted replay loss is logged, and it changes the step's gradient."""
+    logs = _one_step_logs(tmp_path, {"plain": {}, "replay": {"sft_replay": 1.0, "sft_replay_batch": 2}})
+    assert logs["replay"]["rounds"] == logs["plain"]["rounds"]
+    assert "sft_replay_loss" not in logs["plain"] and logs["replay"]["sft_replay_loss"] > 0
+    assert logs["replay"]["grad_norm"] != pytest.approx(logs["plain"]["grad_norm"], rel=1e-3)
+
+
+@pytest.mark.parametrize(("argv", "env", "message"), [
+    (["--sft-replay", "-1"], {}, "finite weight >= 0"),
+    (["--sft-replay", "1", "--sft-replay-batch", "0"], {}, "whole number of conversations"),
+    (["--sft-replay", "1"], {"WORLD_SIZE": "2"}, "runs in one process"),
+])  # fmt: skip
+def test_a_replay_that_cannot_work_is_refused(argv, env, message, tmp_path, monkeypatch):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(SystemExit, match=message):
+        main(parse_config([*argv, "--output-dir", str(tmp_path / "run")]))
+
+
 def test_waiting_for_varied_groups_defers_the_step_and_the_metrics_say_how_many(tmp_path, monkeypatch):
     """--signal-groups-per-update above the round's varied groups: the trainer counts them from the
     rollouts, the gradient waits (no Adam step), and every metrics record carries the setting."""
