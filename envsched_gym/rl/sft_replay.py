@@ -1,13 +1,14 @@
 """Replay of gold conversations during GRPO: a supervised term for skills that give no rollout signal.
 
-GRPO learns only from groups whose rewards vary. A skill the policy shows greedily but rarely
-when it samples gives no such group, so nothing in the loss holds it, and training on the skills
-that do vary can unlearn it. On the smol-cpu preset's ToolWorld pool the write tasks are that
-skill: from the 16-step warm start they succeed in 2 % of rollouts at temperature 1.0 or 0.7,
-and held-out write success fell from 0.25 and 0.37 to 0.00 within 24 GRPO steps on seeds 2 and 3
-while look-ups rose (session 42, docs/training.md). Adding the supervised loss on gold
-conversations of the training split to the policy-gradient loss, as InstructGPT's PPO-ptx adds
-its pretraining loss, anchors what the warm start taught.
+GRPO learns only from groups whose rewards vary. A skill that the schedule seldom picks, or that
+the policy seldom shows when it samples, gets little or no gradient, and training on the skills
+that do vary can unlearn it. On the smol-cpu preset's ToolWorld pool, from the 16-step warm
+start, EnvSched gave write tasks 1-4 of its first 100 groups on seeds 2 and 3, and held-out
+write success fell from 0.25 and 0.37 to 0.00 within 24 steps while look-ups rose; random, with
+about half its groups on writes, kept 0.24 on seed 2 at step 12 (session 42, docs/training.md).
+Adding the supervised loss on gold conversations of the training split to the policy-gradient
+loss, as InstructGPT's PPO-ptx adds its pretraining loss, anchors what the warm start taught
+whatever the schedule picks.
 
 Each micro-batch of a GRPO step draws its own conversations, seeded by ``(seed, step, micro-batch)``,
 so a resumed run draws what the uninterrupted one would have.
