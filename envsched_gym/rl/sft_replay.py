@@ -3,7 +3,7 @@
 GRPO learns only from groups whose rewards vary. A skill that the schedule seldom picks, or that
 the policy seldom shows when it samples, gets little or no gradient, and training on the skills
 that do vary can unlearn it. On the smol-cpu preset's ToolWorld pool, from the 16-step warm
-start, EnvSched gave write tasks 1-4 of its first 100 groups on seeds 2 and 3, and held-out
+start, EnvSched gave write tasks 4 and 7 of its 144 groups on seeds 2 and 3, and held-out
 write success fell from 0.25 and 0.37 to 0.00 within 24 steps while look-ups rose; random, with
 about half its groups on writes, kept 0.24 on seed 2 at step 12 (session 42, docs/training.md).
 Adding the supervised loss on gold conversations of the training split to the policy-gradient
