@@ -61,7 +61,7 @@ from envsched_gym.rl.precision import device_name, native_bf16, resolve_bf16
 from envsched_gym.rl.pretrained import PACKAGED_MODELS, base_model_name, converted_path
 from envsched_gym.rl.rollout import EnvPool
 from envsched_gym.rl.sampler import CurriculumSampler
-from envsched_gym.rl.sft_replay import build_replay
+from envsched_gym.rl.sft_replay import build_replay, check_settings
 from envsched_gym.rl.summary import heldout_table
 from envsched_gym.rl.tasks import select_tasks
 from envsched_gym.rl.trajectories import gold_conversations
@@ -181,12 +181,14 @@ def parse_config(argv: list[str] | None = None) -> TrainConfig:
 
 
 def check_replay(config: TrainConfig) -> None:
-    """Refuse a negative ``--sft-replay``, a replay batch below 1, or replay across several processes (not implemented)."""
-    if not 0 <= config.sft_replay < float("inf"):
-        raise SystemExit(f"--sft-replay {config.sft_replay}: give a finite weight >= 0 (0: no replay)")
-    if config.sft_replay and config.sft_replay_batch < 1:
-        raise SystemExit(f"--sft-replay-batch {config.sft_replay_batch}: give a whole number of conversations >= 1")
-    if config.sft_replay and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+    """Before any model work: refuse a replay weight or batch :func:`check_settings` refuses, or replay across several processes (not implemented)."""
+    if config.sft_replay == 0:
+        return
+    try:
+        check_settings(config.sft_replay, config.sft_replay_batch)
+    except ValueError as exc:
+        raise SystemExit(f"--sft-replay {config.sft_replay}: {exc}") from None
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise SystemExit("--sft-replay runs in one process; several processes would each replay their own draws, which is not implemented: use --sft-replay 0")
 
 

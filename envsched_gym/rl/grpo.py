@@ -61,8 +61,8 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     With ``replay`` (:mod:`envsched_gym.rl.sft_replay`), every micro-batch's loss also gets the
     supervised loss of a few gold conversations, scaled for gradient accumulation like TRL's own
     loss, so that an optimizer step adds ``weight`` x their mean cross-entropy, logged as
-    ``sft_replay_loss`` (unweighted). Its
-    gradient is never zero, so the signal gate then steps every round.
+    ``sft_replay_loss`` (unweighted). Its gradient is never zero, so the signal gate then steps
+    every round.
     """
 
     def __init__(

@@ -26,6 +26,14 @@ from envsched_gym.rl.sft import Example, assistant_loss, collate, tokenize_conve
 from envsched_gym.rl.trajectories import Conversation
 
 
+def check_settings(weight: float, batch_size: int) -> None:
+    """Refuse a weight that is not a finite number above 0 or a batch that is not a whole number >= 1 (``ValueError``)."""
+    if not (weight > 0 and np.isfinite(weight)):
+        raise ValueError(f"the SFT replay weight must be a finite number above 0, got {weight} (0 turns replay off: do not build it)")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"--sft-replay-batch must be a whole number of conversations >= 1, got {batch_size!r}")
+
+
 @dataclass
 class SFTReplay:
     """The replay term: ``weight`` x the mean assistant-token cross-entropy of ``batch_size`` gold conversations.
@@ -47,10 +55,7 @@ class SFTReplay:
     def __post_init__(self) -> None:
         if not self.examples:
             raise ValueError("SFT replay needs gold conversations, and the training tasks have none: train on tasks with gold solutions or turn replay off (--sft-replay 0)")
-        if not (self.weight > 0 and np.isfinite(self.weight)):
-            raise ValueError(f"the SFT replay weight must be a finite number above 0, got {self.weight} (0 turns replay off: do not build it)")
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
-            raise ValueError(f"--sft-replay-batch must be a whole number of conversations >= 1, got {self.batch_size!r}")
+        check_settings(self.weight, self.batch_size)
 
     def draw(self, step: int, micro: int) -> list[int]:
         """Positions of the conversations that micro-batch ``micro`` of optimizer step ``step`` replays."""
@@ -67,5 +72,4 @@ class SFTReplay:
 def build_replay(tokenizer: PreTrainedTokenizerBase, conversations: list[Conversation], weight: float, batch_size: int,
                  seed: int = 0, max_length: int = 2048) -> SFTReplay:  # fmt: skip
     """The replay term over ``conversations`` (tokenized once; each cut at ``max_length`` tokens)."""
-    examples = tokenize_conversations(tokenizer, conversations, max_length) if conversations else []
-    return SFTReplay(examples, weight, batch_size, tokenizer.pad_token_id, seed)
+    return SFTReplay(tokenize_conversations(tokenizer, conversations, max_length), weight, batch_size, tokenizer.pad_token_id, seed)

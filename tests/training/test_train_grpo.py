@@ -211,7 +211,8 @@ def test_sft_replay_adds_the_gold_loss_to_the_step_on_the_same_rollouts(tmp_path
 
 
 @pytest.mark.parametrize(("argv", "env", "message"), [
-    (["--sft-replay", "-1"], {}, "finite weight >= 0"),
+    (["--sft-replay", "-1"], {}, "finite number above 0"),
+    (["--sft-replay", "inf"], {}, "finite number above 0"),
     (["--sft-replay", "1", "--sft-replay-batch", "0"], {}, "whole number of conversations"),
     (["--sft-replay", "1"], {"WORLD_SIZE": "2"}, "runs in one process"),
 ])  # fmt: skip
