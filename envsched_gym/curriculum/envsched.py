@@ -25,6 +25,15 @@ band. Each family's mean score over its best nodes tilts its share, by ``e`` for
 quotas and the environment bonus then work inside each family's count. Before this, 161 of 163
 environments had a quota of 1, so the family mix followed the number of environments per family
 rather than the tasks, and a 10-task family beside ToolWorld was never picked.
+
+Within a family, the same rule covers the kinds of call the tasks' gold makes (``kind_cover``;
+:data:`envsched_gym.curriculum.features.CALL_KINDS`: writes, reads, no call, no gold). Each
+kind of the family gets a :class:`~envsched_gym.curriculum.mixture.Mixture` share of the
+family's count: its share of the family's tasks, with the floor, cap and band of the family
+mix, tilted by its best nodes' scores like a family. Without it, EnvSched gave the real
+learner's write tasks 4-15 of 144 groups (random: 64-73) because look-ups share their tools
+with more tasks and score higher, and the policy unlearned writing: held-out write success fell
+from 0.25 and 0.37 to 0.00 while random's held (docs/training.md, "Session 42").
 """
 
 from __future__ import annotations
@@ -37,9 +46,9 @@ from typing import Any
 import numpy as np
 
 from envsched_gym.curriculum.base import BaseScheduler
-from envsched_gym.curriculum.features import NodeFeatures, build_features
+from envsched_gym.curriculum.features import CALL_KINDS, NodeFeatures, build_features
 from envsched_gym.curriculum.graph import DualGraph
-from envsched_gym.curriculum.mixture import MixtureConfig
+from envsched_gym.curriculum.mixture import Mixture, MixtureConfig
 from envsched_gym.curriculum.predictor import PredictorConfig, VariancePredictor
 from envsched_gym.curriculum.progress import VISITS, LearningProgress
 from envsched_gym.curriculum.regression import DeclarationModel
@@ -86,6 +95,8 @@ class EnvSchedConfig:
             on the simulated learners a cap of 1 cost 0.026 at T on A and moved B within noise,
             and on real seed 5 EnvSched lost held-out success with a cap of 1 as well
             (docs/curriculum.md, "Visit cap").
+        kind_cover: Split each family's groups over its call kinds by their pool share within the
+            band (see the module docstring); off: the family's best nodes, whatever their kind.
         predictor: Evidence weights and decay of the variance predictor.
     """
 
@@ -106,6 +117,7 @@ class EnvSchedConfig:
     progress_weight: float = 1.0
     direction_transfer: float = 1.0
     max_visits: int = 0
+    kind_cover: bool = True
     predictor: PredictorConfig = field(default_factory=PredictorConfig)
 
 
@@ -123,7 +135,7 @@ class EnvSchedScheduler(BaseScheduler):
     """
 
     name = "envsched"
-    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "predictor", "env_groups", "config", "progress", "base_score")
+    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "predictor", "env_groups", "config", "progress", "base_score", "kind_mix")
 
     def __init__(
         self,
@@ -158,8 +170,17 @@ class EnvSchedScheduler(BaseScheduler):
         self._base_score = self._node_score(np.arange(len(self.task_ids)))
         self.env_family = np.zeros(len(self.env_ids), dtype=np.int64)
         self.env_family[self.env_of] = self.mixture.family_of
-        self._member_envs = [self.env_of[members] for members in self.mixture.members]
         self.env_share = self._env_targets()
+        self.kind_mix = [self._kind_mix(members) for members in self.mixture.members]
+
+    def _kind_mix(self, members: np.ndarray) -> Mixture:
+        """The mix over the call kinds of one family's ``members`` (one part when ``kind_cover`` is off)."""
+        kinds = self.features.call_kind[members] if self.config.kind_cover else np.zeros(len(members), dtype=np.int8)
+        present = np.unique(kinds)
+        names = [CALL_KINDS[k] for k in present] if self.config.kind_cover else ["all"]
+        mix = Mixture.over(names, np.searchsorted(present, kinds), self.mixture.config)
+        mix.members = [members[part] for part in mix.members]  # positions in the pool, not in the family
+        return mix
 
     def _env_targets(self) -> np.ndarray:
         """Each environment's target share: its family's target times its share of the family's tasks."""
@@ -177,8 +198,7 @@ class EnvSchedScheduler(BaseScheduler):
         picks: list[int] = []
         for family, count in enumerate(self.mixture.counts(size, self.family_shares(size, score))):
             if count:
-                members = self.mixture.members[family]
-                picks.extend(self._fill(int(count), family, score if len(members) == len(score) else score[members]))
+                picks.extend(self._fill_family(int(count), family, score))
         self.step += 1
         self.predictor.advance()
         return [self.task_ids[i] for i in picks]
@@ -189,12 +209,15 @@ class EnvSchedScheduler(BaseScheduler):
         return self.config.env_bonus / np.sqrt(1.0 + self.env_groups / np.maximum(expected, 1.0))
 
     def family_shares(self, batch_size: int, score: np.ndarray) -> np.ndarray:
-        """The families' shares of the next batch: the target, tilted by their ``score`` (of every node) within the mixture's band.
+        """The families' shares of the next batch: the target, tilted by their ``score`` (of every node) within the mixture's band."""
+        return self.part_shares(self.mixture, batch_size, score)
 
-        A family's evidence is the mean score of its ``round(B x target)`` best nodes (at
+    def part_shares(self, mix: Mixture, batch_size: int, score: np.ndarray) -> np.ndarray:
+        """The shares of ``mix``'s parts (families, or one family's call kinds) in ``batch_size`` groups, tilted by ``score`` within its band.
+
+        A part's evidence is the mean score of its ``round(B x target)`` best nodes (at
         least one), i.e. of the nodes it would contribute at its target share.
         """
-        mix = self.mixture
         if len(mix.families) == 1:
             return mix.target
         evidence = np.zeros(len(mix.families))
@@ -312,25 +335,39 @@ class EnvSchedScheduler(BaseScheduler):
         cap = max(math.ceil(cfg.max_env_share * batch_size), math.ceil(batch_size / inside.sum()))
         return np.where(inside, np.clip(np.ceil(cfg.quota_slack * batch_size * share), 1, cap), 0).astype(np.int64)
 
-    def _fill(self, size: int, family: int, score: np.ndarray) -> list[int]:
-        """Greedy fill of ``size`` picks from ``family`` (``score``: its nodes' cached scores) under quotas and the similarity penalty.
+    def _fill_family(self, count: int, family: int, score: np.ndarray) -> list[int]:
+        """``count`` picks from ``family``: each call kind's count (see :meth:`part_shares`) filled by :meth:`_fill`.
+
+        The kinds share the family's environment quotas, and each kind's picks are penalised
+        for similarity to, and discounted for the units of, the family's earlier picks.
+        """
+        kinds, left = self.kind_mix[family], self.quotas(count, family)
+        picks: list[int] = []
+        for members, part in zip(kinds.members, kinds.counts(count, self.part_shares(kinds, count, score)), strict=True):
+            if part:
+                picks.extend(self._fill(int(part), members, score[members], left, picks))
+        return picks
+
+    def _fill(self, size: int, members: np.ndarray, score: np.ndarray, left: np.ndarray, earlier: list[int]) -> list[int]:
+        """Greedy fill of ``size`` picks from ``members`` (sorted; ``score``: their cached scores) under quotas and the similarity penalty.
 
         Candidates are the best nodes by cached score; their predictions are recomputed (and
         cached) before the greedy pass, so a stale cache can delay a node but never gets it
-        picked on an outdated score. If quotas leave slots open, the next candidates come
-        from the environments that still have quota; once none has (small environments), the
-        quotas are lifted for the rest of the family's picks.
+        picked on an outdated score. If quotas (``left``, per environment, spent in place)
+        leave slots open, the next candidates come from the environments that still have
+        quota; once none has (small environments), the quotas of ``members``' environments are
+        lifted for the rest of the fill. ``earlier`` picks of the batch count for the similarity
+        penalty and the repeat discount.
         """
-        members, envs = self.mixture.members[family], self._member_envs[family]
-        left = self.quotas(size, family)
-        picks: list[int] = []
+        envs = self.env_of[members]
+        picks = list(earlier)
         taken = ~self.open_nodes(members, size)
         n_cand = min(len(members), self.config.candidates_per_slot * size)
-        while len(picks) < size:
+        while len(picks) < len(earlier) + size:
             open_score = np.where(taken | (left[envs] <= 0), -np.inf, score)
             available = int(np.isfinite(open_score).sum())
             if available == 0:
-                left[:] = size
+                left[np.unique(envs)] += size
                 continue
             n_cand = min(n_cand, available)
             top = len(members) - n_cand
@@ -342,10 +379,10 @@ class EnvSchedScheduler(BaseScheduler):
             fresh = self._base_score[cand] + self.env_term()[self.env_of[cand]]
             order = np.argsort(-fresh, kind="stable")
             before = len(picks)
-            self._greedy(cand[order], fresh[order], size, picks, left)
+            self._greedy(cand[order], fresh[order], len(earlier) + size, picks, left)
             taken[np.searchsorted(members, picks[before:])] = True
             n_cand *= 4
-        return picks
+        return picks[len(earlier) :]
 
     def open_nodes(self, members: np.ndarray, size: int) -> np.ndarray:
         """Which of a family's ``members`` may be picked under ``max_visits`` for a fill of ``size`` picks.
@@ -420,19 +457,22 @@ class EnvSchedScheduler(BaseScheduler):
     def state_dict(self) -> dict[str, Any]:
         """Clock, RNG, statistics and cached predictions (the graph is rebuilt from the suite)."""
         return {**self.base_state(), "predictor": self.predictor.state_dict(), "env_groups": self.env_groups.tolist(),
-                "config": asdict(self.config), "progress": self.progress.state_dict(), "base_score": self._base_score.tolist()}  # fmt: skip
+                "config": asdict(self.config), "progress": self.progress.state_dict(), "base_score": self._base_score.tolist(),
+                "kind_mix": {f: mix.state_dict() for f, mix in zip(self.mixture.families, self.kind_mix, strict=True)}}  # fmt: skip
 
     def read_state(self, reader: StateReader) -> dict[str, Any]:
         """Adds the checked predictor state and per-environment group counts (the config must be a dict; it is not restored)."""
         if not isinstance(reader.raw("config"), Mapping):
             reader.fail("config", f"must be a dict of EnvSchedConfig fields, found {type(reader.raw('config')).__name__}")
         predictor = self.predictor.read_state(reader.nested("predictor", VariancePredictor.STATE_KEYS))
+        kinds = reader.nested("kind_mix", self.mixture.families)
         return {
             **super().read_state(reader),
             "predictor": predictor,
             "env_groups": reader.array("env_groups", (len(self.env_ids),), minimum=0.0),
             "progress": self.progress.read_state(reader.nested("progress", LearningProgress.STATE_KEYS)),
             "_base_score": reader.array("base_score", (len(self.task_ids),)).astype(np.float32),
+            "kind_mix": [mix.read_state(kinds.nested(f, Mixture.STATE_KEYS)) for f, mix in zip(self.mixture.families, self.kind_mix, strict=True)],
         }
 
     def apply_state(self, values: dict[str, Any]) -> None:
@@ -440,6 +480,8 @@ class EnvSchedScheduler(BaseScheduler):
         values = dict(values)
         self.predictor.apply_state(values.pop("predictor"))
         self.progress.apply_state(values.pop("progress"))
+        for mix, state in zip(self.kind_mix, values.pop("kind_mix"), strict=True):
+            mix.apply_state(state)
         super().apply_state(values)
 
 
@@ -457,6 +499,8 @@ def _with_overrides(config: EnvSchedConfig, overrides: dict[str, Any]) -> EnvSch
     merged = EnvSchedConfig(**{**asdict(config), **top, "predictor": predictor})
     if isinstance(merged.max_visits, bool) or not isinstance(merged.max_visits, int) or merged.max_visits < 0:
         raise ValueError(f"max_visits must be a whole number of groups, at least 0 (0: no cap), got {merged.max_visits!r}")
+    if merged.kind_cover not in (0, 1):
+        raise ValueError(f"kind_cover must be true (cover every call kind of a family) or false, got {merged.kind_cover!r}")
     if merged.direction_transfer not in (0, 1):
         raise ValueError(
             f"direction_transfer must be 1 (the learned direction of transfer) or 0 (the reach x room form), "

@@ -41,6 +41,11 @@ PATTERN_KEYS = ("dependency", "dependency_pattern", "call_pattern", "pattern")
 
 NUMERIC = ("turns", "calls", "distinct_tools", "max_parallel", "write_fraction", "available_tools", "has_gold")
 
+CALL_KINDS = ("writes", "reads", "no_call", "open")
+"""What a node's gold solution does, by code (the values of :attr:`NodeFeatures.call_kind`): calls a
+tool declared ``write`` (``writes``), calls only read tools (``reads``), makes no call
+(``no_call``: refusals, BFCL irrelevance), or there is no gold solution (``open``)."""
+
 _ATTRIBUTE_DIMS = 2**14
 
 T = TypeVar("T")
@@ -58,6 +63,8 @@ class NodeFeatures:
         numeric: Dense float32 ``(nodes, len(NUMERIC))``: the signature's standardised
             log-numeric facts before normalisation (inputs of the declaration model).
         units: The tools, environment and signature categories each node exercises.
+        call_kind: Code of each node's :data:`CALL_KINDS` entry (EnvSched covers every kind of
+            a family; see :mod:`envsched_gym.curriculum.envsched`).
     """
 
     within: sp.csr_matrix
@@ -66,6 +73,7 @@ class NodeFeatures:
     env_ids: list[str]
     numeric: np.ndarray
     units: Units
+    call_kind: np.ndarray
 
     def __len__(self) -> int:
         return self.within.shape[0]
@@ -90,7 +98,16 @@ def build_features(nodes: list[TaskNode], text_weight: float = 0.6, text_dims: i
     numeric, categories = _signatures(decl, np.bincount(tools.node, minlength=len(nodes)))
     scaled, signature = _signature_matrix(numeric, categories)
     units = build_units(decl.env_of, decl.env_ids, tools, categories)
-    return NodeFeatures(within=within, signature=signature, env_of=decl.env_of, env_ids=decl.env_ids, numeric=scaled, units=units)
+    return NodeFeatures(within=within, signature=signature, env_of=decl.env_of, env_ids=decl.env_ids, numeric=scaled, units=units,
+                        call_kind=call_kinds(numeric))  # fmt: skip
+
+
+def call_kinds(numeric: np.ndarray) -> np.ndarray:
+    """The :data:`CALL_KINDS` code of every node, from its raw signature facts ``(nodes, len(NUMERIC))``."""
+    column = {name: numeric[:, i] for i, name in enumerate(NUMERIC)}
+    gold, calls, writes = column["has_gold"] > 0, column["calls"] > 0, column["write_fraction"] > 0
+    return np.select([~gold, ~calls, writes], [CALL_KINDS.index("open"), CALL_KINDS.index("no_call"), CALL_KINDS.index("writes")],
+                     CALL_KINDS.index("reads")).astype(np.int8)  # fmt: skip
 
 
 def task_text(task: TaskSpec) -> str:

@@ -73,11 +73,31 @@ class Mixture:
     STATE_KEYS = ("families", "target", "carry")
 
     def __init__(self, suite: Suite, weights: Mapping[str, float] | None = None, config: MixtureConfig | None = None) -> None:
+        position = {f: i for i, f in enumerate(suite.families)}
+        family_of = np.fromiter((position[n.family] for n in suite.nodes), dtype=np.int64, count=len(suite))
+        self._setup(suite.families, family_of, check_weights(weights, suite.families) if weights is not None else suite.weights, config)
+
+    @classmethod
+    def over(cls, names: Sequence[str], label_of: np.ndarray, config: MixtureConfig | None = None) -> Mixture:
+        """A mix over any partition of nodes, with the pool share as target (EnvSched's call kinds within a family).
+
+        Args:
+            names: One name per part; every part must hold at least one node.
+            label_of: Part position of each node.
+            config: Floor, cap and band, in shares of the groups the partition is given.
+        """
+        labels = np.asarray(label_of, dtype=np.int64)
+        if len(labels) == 0 or labels.min() < 0 or labels.max() >= len(names) or len(np.unique(labels)) != len(names):
+            raise ValueError(f"a mix over {list(names)} needs every node labelled with one of their positions and every part non-empty")
+        mix = cls.__new__(cls)
+        mix._setup(list(names), labels, None, config)
+        return mix
+
+    def _setup(self, families: list[str], family_of: np.ndarray, weights: dict[str, float] | None, config: MixtureConfig | None) -> None:
         self.config = config or MixtureConfig()
-        self.families = suite.families
-        self.weights = check_weights(weights, self.families) if weights is not None else suite.weights
-        position = {f: i for i, f in enumerate(self.families)}
-        self.family_of = np.fromiter((position[n.family] for n in suite.nodes), dtype=np.int64, count=len(suite))
+        self.families = families
+        self.weights = weights
+        self.family_of = family_of
         self.members = [np.flatnonzero(self.family_of == f) for f in range(len(self.families))]
         self.sizes = np.array([len(m) for m in self.members])
         self.target = self._target()
