@@ -14,7 +14,7 @@ from sklearn.preprocessing import normalize
 
 from envsched_gym import EnvSpec, TaskSpec
 from envsched_gym.curriculum import DualGraph, build_features, execution_signature
-from envsched_gym.curriculum.features import task_text, task_tools
+from envsched_gym.curriculum.features import CALL_KINDS, call_kinds, task_text, task_tools
 from envsched_gym.curriculum.graph import _SparseBlocks
 from envsched_gym.curriculum.synthetic import synthetic_suite
 from envsched_gym.curriculum.units import used_tools
@@ -189,6 +189,17 @@ def test_build_features_matches_the_per_node_rules() -> None:
     assert np.allclose(features.units.matrix.toarray(), matrix, atol=1e-12)
     assert np.array_equal(features.units.count, (matrix > 0).sum(axis=0))
     assert [features.units.kind[names.index(u)] for u in ("tool=alpha_write", "env=Shop", "pattern=7")] == [0, 1, 2]
+
+
+def test_call_kinds_follow_each_task_gold() -> None:
+    """Writes when a gold call names a write tool of the task's list, reads when gold calls only others, no call, open without gold."""
+    nodes = _odd_nodes()
+    kinds = dict(zip((n.task.task_id for n in nodes), (CALL_KINDS[k] for k in build_features(nodes).call_kind), strict=True))
+    expected = {"shop-0": "writes", "shop-4": "writes", "shop-6": "reads", "shop-9": "reads", "bare-2": "reads",
+                "shop-1": "no_call", "shop-2": "open", "shop-7": "open", "bare-1": "open"}  # fmt: skip
+    assert {task: kinds[task] for task in expected} == expected
+    per_node = np.array([execution_signature(n)[0] for n in nodes], dtype=np.float64)
+    assert [CALL_KINDS[k] for k in call_kinds(per_node)] == list(kinds.values())
 
 
 def test_sparse_blocks_equal_the_sparse_product(small_suite: Suite) -> None:

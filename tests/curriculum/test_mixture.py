@@ -135,3 +135,17 @@ def test_family_mix_reports_target_and_drawn_shares(mixed_suite: Suite) -> None:
     assert set(mix["target"]) == set(mix["share"]) == set(WEIGHTS)
     assert sum(mix["share"].values()) == pytest.approx(1.0) and sum(mix["target"].values()) == pytest.approx(1.0)
     assert mix["share"]["Tiny"] == pytest.approx(Counter(mixed_suite.node(t).family for t in batch)["Tiny"] / 10)
+
+
+def test_a_mix_over_any_partition_targets_its_pool_share_with_the_floor() -> None:
+    labels = np.array([0] * 90 + [1] * 8 + [2] * 2)
+    mix = Mixture.over(["writes", "reads", "no_call"], labels)
+    assert mix.target.tolist() == pytest.approx([0.8, 0.15, 0.05])  # pool share 0.9/0.08/0.02, capped at 0.8, the floor lifting the last
+    assert [len(m) for m in mix.members] == [90, 8, 2]
+    assert sum(mix.counts(4).sum() for _ in range(10)) == 40
+
+
+@pytest.mark.parametrize("labels", [[0, 0, 2], [0, 0, 0], [], [-1, 1]])
+def test_a_mix_over_a_partition_needs_every_part_labelled_and_non_empty(labels: list[int]) -> None:
+    with pytest.raises(ValueError, match="every part non-empty"):
+        Mixture.over(["a", "b"], np.array(labels, dtype=np.int64))
