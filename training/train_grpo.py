@@ -50,6 +50,7 @@ from envsched_gym.rl.grpo import (
     EnvironmentRollouts,
     HeldoutEval,
     atomic_write,
+    check_pg_weight,
     env_reward,
     incomplete_reason,
     restore_curriculum,
@@ -99,6 +100,7 @@ class TrainConfig:
     beta: float = field(default=0.0, metadata={"help": "KL coefficient (0: no reference model)."})
     sft_replay: float = field(default=0.0, metadata={"help": "Weight of a supervised loss on gold conversations of the training split added to every GRPO micro-batch, PPO-ptx style: it keeps skills that give no rollout signal from being unlearned (0: off; envsched_gym/rl/sft_replay.py)."})
     sft_replay_batch: int = field(default=1, metadata={"help": "Gold conversations per micro-batch with --sft-replay."})
+    pg_weight: float = field(default=1.0, metadata={"help": "Weight of TRL's GRPO loss (1: as is). 0 with --sft-replay is the replay-only control: the same rollouts and replay draws without the policy gradient."})
     skip_empty_steps: bool = field(default=True, metadata={"help": "Skip the optimizer step of a batch whose every group had equal rewards (a zero gradient), which Adam's momentum would otherwise still move (envsched_gym/rl/signal_gate.py)."})
     signal_groups_per_update: int = field(default=1, metadata={"help": "With --skip-empty-steps: accumulate the gradients of successive rounds and step once this many groups with varied rewards have contributed (1: step on every round with signal; at equal rollouts, fewer and less noisy updates; envsched_gym/rl/signal_gate.py)."})
     log_answers: bool = field(default=True, metadata={"help": "Append every training rollout (reward, termination, final answer and the generated actions) to answers.jsonl and every held-out episode to eval_answers.jsonl in the run directory, to read what the reward pays for and re-score it with training/rescore.py (False: not written)."})
@@ -181,7 +183,11 @@ def parse_config(argv: list[str] | None = None) -> TrainConfig:
 
 
 def check_replay(config: TrainConfig) -> None:
-    """Before any model work: refuse a replay weight or batch :func:`check_settings` refuses, or replay across several processes (not implemented)."""
+    """Before any model work: refuse a replay weight or batch :func:`check_settings` refuses, replay across several processes (not implemented), or a policy-gradient weight :func:`check_pg_weight` refuses."""
+    try:
+        check_pg_weight(config.pg_weight, config.sft_replay != 0)
+    except ValueError as exc:
+        raise SystemExit(f"--pg-weight {config.pg_weight}: {exc}") from None
     if config.sft_replay == 0:
         return
     try:
@@ -341,6 +347,7 @@ def main(config: TrainConfig) -> Path:
         frozen_bf16=config.frozen_bf16 and config.bf16 and not torch.cuda.is_available(), skip_empty_steps=config.skip_empty_steps,
         signal_groups_per_update=config.signal_groups_per_update,
         replay=build_replay(tokenizer, list(gold_conversations(train)), config.sft_replay, config.sft_replay_batch, config.seed) if config.sft_replay else None,
+        pg_weight=config.pg_weight,
     )  # fmt: skip
     use_step_lines(trainer)
     trainer.train(resume_from_checkpoint=checkpoint)

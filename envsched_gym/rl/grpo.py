@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import re
 import time
@@ -47,6 +48,14 @@ def env_reward(prompts: list[Any], completions: list[Any], env_reward: Sequence[
     return [float(r) for r in env_reward]
 
 
+def check_pg_weight(weight: float, replay: bool) -> None:
+    """Refuse a policy-gradient weight that is negative or not finite, or 0 without a replay (nothing would train)."""
+    if not (math.isfinite(weight) and weight >= 0):
+        raise ValueError(f"the policy-gradient weight must be a finite number of at least 0 (1: TRL's GRPO loss as is), got {weight}")
+    if weight == 0 and not replay:
+        raise ValueError("a policy-gradient weight of 0 without a replay trains nothing: give a replay weight (--sft-replay) or a weight above 0")
+
+
 class CurriculumGRPOTrainer(GRPOTrainer):
     """``GRPOTrainer`` whose training batches come from a :class:`CurriculumSampler`.
 
@@ -62,12 +71,14 @@ class CurriculumGRPOTrainer(GRPOTrainer):
     supervised loss of a few gold conversations, scaled for gradient accumulation like TRL's own
     loss, so that an optimizer step adds ``weight`` x their mean cross-entropy, logged as
     ``sft_replay_loss`` (unweighted). Its gradient is never zero, so the signal gate then steps
-    every round.
+    every round. ``pg_weight`` scales TRL's GRPO loss (1: as TRL computes it); 0 with a replay is
+    the replay-only control: the same rollouts, rounds and replay draws, and no policy gradient.
     """
 
     def __init__(
         self, *args: Any, curriculum_sampler: CurriculumSampler, share_prompt: bool = False, frozen_bf16: bool = False,
-        skip_empty_steps: bool = True, signal_groups_per_update: int = 1, replay: SFTReplay | None = None, **kwargs: Any,
+        skip_empty_steps: bool = True, signal_groups_per_update: int = 1, replay: SFTReplay | None = None, pg_weight: float = 1.0,
+        **kwargs: Any,
     ) -> None:  # fmt: skip
         if signal_groups_per_update > 1 and not (skip_empty_steps and isinstance(kwargs.get("rollout_func"), EnvironmentRollouts)):
             raise ValueError("signal_groups_per_update > 1 accumulates through the signal gate and counts groups in EnvironmentRollouts: "
@@ -76,7 +87,9 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         self.share_prompt = share_prompt
         self.skip_empty_steps = skip_empty_steps
         self.signal_groups_per_update = signal_groups_per_update
+        check_pg_weight(pg_weight, replay is not None)
         self.replay = replay
+        self.pg_weight = pg_weight
         self._replay_at = (-1, 0)  # (optimizer step, micro-batches replayed in it)
         score_completions_only_on_cpu()
         super().__init__(*args, **kwargs)
@@ -90,6 +103,8 @@ class CurriculumGRPOTrainer(GRPOTrainer):
 
     def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None) -> torch.Tensor:
         loss = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        if self.pg_weight != 1.0:
+            loss = loss * self.pg_weight
         if self.replay is None or not model.training:
             return loss
         step, micro = self._replay_at

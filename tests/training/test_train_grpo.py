@@ -210,7 +210,19 @@ def test_sft_replay_adds_the_gold_loss_to_the_step_on_the_same_rollouts(tmp_path
     assert logs["replay"]["grad_norm"] != pytest.approx(logs["plain"]["grad_norm"], rel=1e-3)
 
 
+def test_the_replay_only_control_keeps_the_rollouts_and_draws_and_drops_the_policy_gradient(tmp_path):
+    """--pg-weight 0 --sft-replay 1: the replay run's rollouts and replay losses, and a step whose loss is the replay loss alone."""
+    logs = _one_step_logs(tmp_path, {"replay": {"sft_replay": 1.0, "sft_replay_batch": 2},
+                                     "only": {"sft_replay": 1.0, "sft_replay_batch": 2, "pg_weight": 0.0}})  # fmt: skip
+    assert logs["only"]["rounds"] == logs["replay"]["rounds"]
+    assert logs["only"]["sft_replay_loss"] == pytest.approx(logs["replay"]["sft_replay_loss"], rel=1e-6)
+    assert logs["only"]["loss"] == pytest.approx(logs["only"]["sft_replay_loss"], rel=1e-4)
+    assert logs["only"]["grad_norm"] != pytest.approx(logs["replay"]["grad_norm"], rel=1e-3)
+
+
 @pytest.mark.parametrize(("argv", "env", "message"), [
+    (["--pg-weight", "0"], {}, "trains nothing"),
+    (["--pg-weight", "-0.5", "--sft-replay", "1"], {}, "finite number of at least 0"),
     (["--sft-replay", "-1"], {}, "finite number above 0"),
     (["--sft-replay", "inf"], {}, "finite number above 0"),
     (["--sft-replay", "1", "--sft-replay-batch", "0"], {}, "whole number of conversations"),
