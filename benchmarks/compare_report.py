@@ -25,11 +25,12 @@ and ``eval.jsonl`` (per-task held-out results), and prints seven tables:
    without its trailing instance number (``ToolWorld/gym-1`` and ``ToolWorld/gym-5`` are both
    ``ToolWorld/gym``). Held-out environments are never trained on, so this asks whether what
    transfers is specific to a domain.
-7. **Held-out gain by task kind**: tasks whose gold solution changes the world's state
-   (``metadata["n_writes"] > 0``: ``writes``) against those that only read it (``reads``), with
-   the groups each run trained on each kind. A policy trained only on look-ups can learn to look
-   up where it was asked to change something (session 42, docs/training.md). Tasks of families
-   that do not declare ``n_writes`` are counted as ``undeclared``.
+7. **Held-out gain by task kind**: the call kinds EnvSched covers
+   (:data:`envsched_gym.curriculum.features.CALL_KINDS`): tasks whose gold solution calls a tool
+   declared ``write`` (``writes``), calls only read tools (``reads``), makes no call
+   (``no_call``), or that have no gold (``open``), with the groups each run trained on each kind.
+   A policy trained only on look-ups can learn to look up where it was asked to change something
+   (session 42, docs/training.md). Tasks of unregistered families are ``undeclared``.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import envsched_gym  # noqa: E402
+from envsched_gym.curriculum import execution_signature  # noqa: E402
+from envsched_gym.curriculum.features import CALL_KINDS, call_kinds  # noqa: E402
 from envsched_gym.registry import families as registered_families  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
 from envsched_gym.rl.summary import Interval, paired_gain, success_interval  # noqa: E402
@@ -322,22 +325,22 @@ def domain_table(logs: list[RunLog]) -> list[str]:
     return lines
 
 
-KINDS = ("reads", "writes", "undeclared")
+KINDS = (*CALL_KINDS, "undeclared")
 """Task kinds of table 7, in column order."""
 
 
 def task_kinds(task_ids: set[str]) -> dict[str, str]:
-    """Each task's kind (see :data:`KINDS`): ``writes`` when its metadata declares ``n_writes > 0``, ``reads`` at 0.
+    """Each task's kind (see :data:`KINDS`): its call kind, from its declarations as EnvSched reads them.
 
     Tasks are looked up in their registered family (the id's first part); a task of a family
     that is not registered, or not found there, is ``undeclared``.
     """
     kinds = dict.fromkeys(task_ids, "undeclared")
     for family in sorted({t.split("/", 1)[0] for t in task_ids} & set(registered_families())):
-        for node in envsched_gym.suite(family):
-            writes = node.task.metadata.get("n_writes")
-            if node.task_id in kinds and isinstance(writes, int):
-                kinds[node.task_id] = "writes" if writes > 0 else "reads"
+        nodes = [n for n in envsched_gym.suite(family) if n.task_id in kinds]
+        if nodes:
+            codes = call_kinds(np.array([execution_signature(n)[0] for n in nodes], dtype=np.float64))
+            kinds.update((n.task_id, CALL_KINDS[c]) for n, c in zip(nodes, codes, strict=True))
     return kinds
 
 
@@ -376,7 +379,7 @@ def report(folders: Path | list[Path], reference: str = "random", window: int | 
              "", "Training signal before each evaluation (weight updates under the signal gate, replayed from the varied groups per step; groups with varied rewards; sum of variance / 0.25):", *signal_table(logs),
              "", "Rollouts:", *rollout_table(logs, window),
              "", "Held-out gain by domain (trained: some group of the domain had varied rewards):", *domain_table(logs),
-             "", "Held-out gain by task kind (writes: the gold solution changes the state):", *kind_table(logs)]  # fmt: skip
+             "", "Held-out gain by task kind (writes: the gold solution calls a tool that changes the state; no_call: it makes no call):", *kind_table(logs)]  # fmt: skip
     return "\n".join(parts)
 
 

@@ -127,17 +127,21 @@ def test_updates_are_replayed_from_the_varied_groups_when_the_gate_waits_for_sev
     assert signal_before(rounds, 5)[1] == 6
 
 
-def _toolworld_ids(split: str, writes: bool, count: int) -> list[str]:
+def _toolworld_ids(split: str, writes: bool, count: int, calls: bool = True) -> list[str]:
+    """ToolWorld tasks by their generator's own ``n_writes`` and whether their gold makes a call."""
     from envsched_gym.rl.tasks import select_tasks
 
-    found = [n.task_id for n in select_tasks("ToolWorld", split, 1) if bool(n.task.metadata["n_writes"]) == writes]
+    found = [n.task_id for n in select_tasks("ToolWorld", split, 1)
+             if bool(n.task.metadata["n_writes"]) == writes and any(t.tool_calls for t in n.task.solution) == calls]  # fmt: skip
     return found[:count]
 
 
 def test_a_task_is_a_write_when_its_gold_changes_the_state_and_undeclared_outside_a_family():
     reads, writes = _toolworld_ids("heldout", False, 2), _toolworld_ids("heldout", True, 2)
-    kinds = task_kinds({*reads, *writes, "x/e-1/0", "ToolWorld/nowhere-1/000"})
+    silent = _toolworld_ids("heldout", False, 1, calls=False)
+    kinds = task_kinds({*reads, *writes, *silent, "x/e-1/0", "ToolWorld/nowhere-1/000"})
     assert [kinds[t] for t in reads] == ["reads", "reads"] and [kinds[t] for t in writes] == ["writes", "writes"]
+    assert kinds[silent[0]] == "no_call"
     assert kinds["x/e-1/0"] == kinds["ToolWorld/nowhere-1/000"] == "undeclared"
 
 
@@ -149,6 +153,6 @@ def test_held_out_gain_and_groups_are_split_by_task_kind(tmp_path):
     row = kind_table(load_runs(tmp_path))[2]
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[:3] == ["envsched", "0", "4"]
-    assert cells[3].startswith("1.000 ") and cells[3].endswith("(2)")  # both reads learned
-    assert cells[4].startswith("-1.000 ") and cells[4].endswith("(2)")  # both writes lost
-    assert cells[5:] == ["2", "1"]
+    assert cells[3].startswith("-1.000 ") and cells[3].endswith("(2)")  # both writes lost
+    assert cells[4].startswith("1.000 ") and cells[4].endswith("(2)")  # both reads learned
+    assert cells[5:] == ["1", "2"]  # groups on writes, on reads

@@ -15,9 +15,9 @@ import pytest
 
 import envsched_gym
 from envsched_gym import EnvSpec, TaskSpec, registry
-from envsched_gym.declarations import AssistantTurn, ToolCall, ToolSpec
 from envsched_gym.curriculum import EnvSchedScheduler, make_scheduler
 from envsched_gym.curriculum.mixture import MixtureConfig
+from envsched_gym.declarations import AssistantTurn, ToolCall, ToolSpec
 from envsched_gym.suite import Suite, TaskNode
 from tests.curriculum.driving import drive
 
