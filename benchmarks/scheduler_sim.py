@@ -8,7 +8,9 @@ Only the rewards are simulated; the tasks, tools and declarations are the real o
 Learner A's assumptions (:class:`Learner`, fixed before any scheduler was run, identical for all of them);
 ``--learner B`` uses :class:`benchmarks.learner_b.LearnerB` instead (forgetting, per-task
 memorisation, interference between environments, dead-end tasks; see its module), and
-``--learner both`` runs every row on each:
+``--learner C`` uses :class:`benchmarks.learner_c.LearnerC` (learner B plus a trade-off between a
+family's write and look-up tasks, the real learner's failure without kind cover; see its module),
+``--learner both`` runs every row on A and B, ``--learner all`` on A, B and C:
 
 1. **Latent skills.** The learner has one skill per tool name, one per environment and one per
    interaction pattern (interaction kind, user simulator, call-dependency pattern, single- or
@@ -78,10 +80,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import envsched_gym
 from benchmarks.learner_b import LearnerB
+from benchmarks.learner_c import LearnerC, node_call_kinds
 from benchmarks.sim_reference import DIRECTED, GAIN, TOLD, DirectedEnvSched, GainOracleScheduler, OracleScheduler, told_envsched
-from benchmarks.sim_report import Run, acceptance, family_table, summarise
+from benchmarks.sim_report import Run, acceptance, family_table, kind_table, summarise
 from envsched_gym.curriculum import execution_signature, make_scheduler, parse_variant
-from envsched_gym.curriculum.features import task_tools
+from envsched_gym.curriculum.features import CALL_KINDS, task_tools
 from envsched_gym.suite import Suite, TaskNode, parse_weights
 
 FAMILIES = ("ToolWorld", "BFCL", "Tau", "ACE")
@@ -104,7 +107,8 @@ class SimConfig:
         png: Learning-curve figure path (one panel per learner).
         families: Families to pool (those whose data is missing are skipped with a note).
         family_weights: Target mix, ``"BFCL=2,ACE=1,..."`` (``""``: the pool share with floor and cap).
-        learner: ``"A"`` (:class:`Learner`), ``"B"`` (:class:`benchmarks.learner_b.LearnerB`) or ``"both"``.
+        learner: ``"A"`` (:class:`Learner`), ``"B"`` (:class:`benchmarks.learner_b.LearnerB`), ``"C"``
+            (:class:`benchmarks.learner_c.LearnerC`), ``"both"`` (A and B) or ``"all"`` (A, B and C).
         schedulers: Rows to run, from :data:`ORDER`.
         variants: Extra EnvSched rows, each ``"LABEL:key=value,..."`` (EnvSchedConfig or
             PredictorConfig fields, e.g. ``"no-transfer:transfer_weight=0"``) for ablations.
@@ -205,13 +209,19 @@ def _pattern(node: TaskNode) -> str:
     return "/".join(categories[:3]) + ("/multi-turn" if len(node.task.user_turns) > 1 else "/single-turn")
 
 
+LEARNERS = {"both": ("A", "B"), "all": ("A", "B", "C")}
+"""``--learner`` values that run several learners, and which."""
+
+
 def make_learner(kind: str, nodes: list[TaskNode], seed: int) -> Learner | LearnerB:
-    """Learner ``kind`` (``"A"`` or ``"B"``) over ``nodes``."""
+    """Learner ``kind`` (``"A"``, ``"B"`` or ``"C"``) over ``nodes``."""
     if kind == "A":
         return Learner(nodes, seed)
     if kind == "B":
         return LearnerB(nodes, seed, _skills_of, _pattern)
-    raise ValueError(f"unknown learner {kind!r}; use 'A' or 'B' (or --learner both to run each)")
+    if kind == "C":
+        return LearnerC(nodes, seed, _skills_of, _pattern)
+    raise ValueError(f"unknown learner {kind!r}; use 'A', 'B' or 'C' (or --learner both / all to run several)")
 
 
 def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, cfg: SimConfig, learner_kind: str = "A",
@@ -239,6 +249,8 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
     position = {t: i for i, t in enumerate(n.task_id for n in train.nodes)}
     step_cost, budget = cfg.batch * cfg.group, 3 * cfg.steps * cfg.batch * cfg.group
     run, seen, spent = Run(curve=[float(learner.success(held).mean())]), set(), 0
+    kinds = node_call_kinds(nodes)
+    run.kind_held[0] = kind_means(learner, held, kinds[held])
     while spent < budget:
         batch = scheduler.next_batch(cfg.batch)[: (budget - spent) // cfg.group]
         predicted = scheduler.predict(batch)["variance"]
@@ -260,12 +272,21 @@ def simulate(name: str, train: Suite, heldout_nodes: list[TaskNode], seed: int, 
         learner.learn(np.asarray(kept_nodes, dtype=np.int64), np.asarray(kept_var))
         run.groups += len(batch)
         run.family_groups.update(train.node(t).family for t in batch)
+        run.kind_groups.update(CALL_KINDS[kinds[i]] for i in idx)
         run.varied += int((rewards.var(axis=1) > 0).sum())
         before, spent = spent, spent + len(batch) * cfg.group
         score = float(learner.success(held).mean())
         run.curve.extend([score] * (spent // step_cost - before // step_cost))
+        if len(run.curve) > cfg.steps and cfg.steps not in run.kind_held:
+            run.kind_held[cfg.steps] = kind_means(learner, held, kinds[held])
     run.seconds = time.perf_counter() - started
     return run
+
+
+def kind_means(learner: Learner | LearnerB, held: np.ndarray, kinds: np.ndarray) -> dict[str, float]:
+    """Mean held-out success per call kind present among ``held`` (``kinds``: their codes)."""
+    success = learner.success(held)
+    return {kind: float(success[kinds == code].mean()) for code, kind in enumerate(CALL_KINDS) if (kinds == code).any()}
 
 
 def probe(
@@ -349,13 +370,14 @@ def main(cfg: SimConfig) -> dict[str, dict[str, list[Run]]]:
     print(f"pool: {len(train)} train nodes, {len(held)} held-out nodes, {len(train.envs)} environments, families {families}")
     for note in notes:
         print(note)
-    learners = ("A", "B") if cfg.learner == "both" else (cfg.learner,)
+    learners = LEARNERS.get(cfg.learner, (cfg.learner,))
     seeds = f"seeds {cfg.seed_start}-{cfg.seed_start + cfg.seeds - 1}"
     results = {}
     for learner in learners:
         runs = results[learner] = run_all(train, held, cfg, learner)
         print(f"\n== learner {learner}: {seeds}, T={cfg.steps}, B={cfg.batch}, G={cfg.group} ==")
-        for line in [*summarise(runs, cfg.steps, cfg.batch * cfg.group), "", *family_table(runs, train)]:
+        tables = [*summarise(runs, cfg.steps, cfg.batch * cfg.group), "", *family_table(runs, train), "", *kind_table(runs, cfg.steps)]
+        for line in tables:
             print(line)
         for name in [n for n in runs if n.startswith("envsched")]:
             print(f"acceptance ({name}, learner {learner}):")
@@ -381,7 +403,7 @@ def parse_args() -> SimConfig:
     parser.add_argument("--png", default=defaults.png)
     parser.add_argument("--families", nargs="+", default=list(defaults.families))
     parser.add_argument("--family-weights", default=defaults.family_weights, help="target mix, e.g. BFCL=2,ACE=1,Tau=1,ToolWorld=1")
-    parser.add_argument("--learner", choices=("A", "B", "both"), default=defaults.learner)
+    parser.add_argument("--learner", choices=("A", "B", "C", *LEARNERS), default=defaults.learner)
     parser.add_argument("--schedulers", nargs="+", choices=ORDER, default=list(defaults.schedulers))
     parser.add_argument("--variant", action="append", default=[], help="extra EnvSched row LABEL:key=value,... (repeatable)")
     a = parser.parse_args()

@@ -34,6 +34,9 @@ class Run:
     probe_realised: list[float] = field(default_factory=list)
     probe_ceiling: list[float] = field(default_factory=list)
     family_groups: Counter[str] = field(default_factory=Counter)
+    kind_groups: Counter[str] = field(default_factory=Counter)
+    kind_held: dict[int, dict[str, float]] = field(default_factory=dict)
+    """Held-out success per call kind at step 0 and at T (keys: the step)."""
     seconds: float = 0.0
 
 
@@ -110,6 +113,23 @@ def family_table(runs: dict[str, list[Run]], train: Suite) -> list[str]:
         cells = " ".join(f"{shares[n][f]:10.3f}" for n in names)
         lines.append(f"{family:<10} {mix.sizes[f] / mix.sizes.sum():6.3f} {mix.target[f]:7.3f} {cells}")
     lines.append(f"{'max |share - target|':<25} " + " ".join(f"{np.abs(shares[n] - mix.target).max():10.3f}" for n in names))
+    return lines
+
+
+def kind_table(runs: dict[str, list[Run]], steps: int, kinds: tuple[str, ...] = ("writes", "reads", "no_call")) -> list[str]:
+    """Per scheduler: each call kind's share of the groups and its held-out change from step 0 to T (means over seeds).
+
+    The kinds are EnvSched's (``features.CALL_KINDS``); the change is a mean over seeds with the
+    per-seed minimum and maximum, since the interference between kinds (learner C) can make one
+    kind fall while the total rises.
+    """
+    header = f"{'scheduler':<20} " + " ".join(f"{k + ' groups':>14}" for k in kinds) + " " + " ".join(f"{k + ' gain@T':>24}" for k in kinds)
+    lines = [header, "-" * len(header)]
+    for name, rs in runs.items():
+        shares = [sum(r.kind_groups[k] for r in rs) / sum(r.groups for r in rs) for k in kinds]
+        gains = [[r.kind_held[steps][k] - r.kind_held[0][k] for r in rs if k in r.kind_held.get(steps, {})] for k in kinds]
+        cells = " ".join(f"{_spread(g) if g else '-':>24}" for g in gains)
+        lines.append(f"{name:<20} " + " ".join(f"{s:14.3f}" for s in shares) + f" {cells}")
     return lines
 
 

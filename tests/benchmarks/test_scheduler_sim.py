@@ -83,7 +83,7 @@ def test_learner_b_interference_lowers_conflicting_environments(learner_b) -> No
     assert (learner.skill[rivals] < before).all()
 
 
-@pytest.mark.parametrize("learner", ["A", "B"])
+@pytest.mark.parametrize("learner", ["A", "B", "C"])
 def test_every_scheduler_spends_the_same_budget(pool, learner: str) -> None:
     train, held = pool
     cfg = SimConfig(seeds=1, steps=3, batch=8, group=4, variants=("plain:task_bonus=0.0",))
@@ -118,8 +118,8 @@ def test_learners_differ_and_bad_options_say_the_fix(pool) -> None:
     cfg = SimConfig(seeds=1, steps=2, batch=8, group=4)
     a, b = (simulate("random", train, held, 0, cfg, kind) for kind in "AB")
     assert a.curve != b.curve
-    with pytest.raises(ValueError, match="use 'A' or 'B'"):
-        simulate("random", train, held, 0, cfg, "C")
+    with pytest.raises(ValueError, match="use 'A', 'B' or 'C'"):
+        simulate("random", train, held, 0, cfg, "D")
     with pytest.raises(ValueError, match="LABEL:key=value"):
         parse_variant("transfer_weight=0")
     assert parse_variant("x:transfer_weight=0.5,candidates_per_slot=8") == ("x", {"transfer_weight": 0.5, "candidates_per_slot": 8})
