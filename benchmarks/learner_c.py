@@ -51,7 +51,11 @@ class LearnerC(LearnerB):
     KIND_INTERFERENCE = 1.0
 
     def __init__(
-        self, nodes: list[TaskNode], seed: int, skills_of: Callable[[TaskNode], tuple[list[str], int, int]], pattern_of: Callable[[TaskNode], str]
+        self,
+        nodes: list[TaskNode],
+        seed: int,
+        skills_of: Callable[[TaskNode], tuple[list[str], int, int]],
+        pattern_of: Callable[[TaskNode], str],
     ) -> None:
         super().__init__(nodes, seed, skills_of, pattern_of)
         kinds = node_call_kinds(nodes)
