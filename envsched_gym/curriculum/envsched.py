@@ -430,17 +430,27 @@ class EnvSchedScheduler(BaseScheduler):
         self._slot[cand] = -1
 
     def _spread(self, cand: np.ndarray, score: np.ndarray) -> Callable[[list[int]], np.ndarray]:
-        """The candidates' scores as a function of the batch's picks so far (see :meth:`_greedy`)."""
+        """The candidates' scores as a function of the batch's picks so far (see :meth:`_greedy`).
+
+        The returned function must be called with one growing list (each call's picks extend the
+        last call's), as :meth:`_greedy` does: it adds only the new picks' unit rows.
+        """
         unit_rows, power = self.features.units.matrix, self.config.transfer_weight
         full_rows, share_rows = self._member[cand], unit_rows[cand]
         full, share = self._unit_values()  # unit values do not change within a batch
         alone = self._variance_term(cand, np.ones(len(cand)))  # variance x progress: the part the batch does not change
         rest = score - alone * np.asarray(full_rows @ full + share_rows @ share).ravel() ** power  # uncertainty, environment and tie-break terms
 
+        covered, counted = np.zeros(unit_rows.shape[1]), 0  # the picks' unit rows summed, kept up to date pick by pick
+
         def rescore(picks: list[int]) -> np.ndarray:
+            nonlocal counted
             if not picks:
                 return score
-            covered = np.asarray(unit_rows[picks].sum(axis=0)).ravel()
+            for node in picks[counted:]:
+                lo, hi = unit_rows.indptr[node], unit_rows.indptr[node + 1]
+                np.add.at(covered, unit_rows.indices[lo:hi], unit_rows.data[lo:hi])
+            counted = len(picks)
             value = full_rows @ self._discount(full, covered) + share_rows @ self._discount(share, covered)
             return rest + alone * np.asarray(value).ravel() ** power
 

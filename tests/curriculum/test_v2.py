@@ -147,6 +147,23 @@ def test_a_batch_spreads_over_tools_once_a_tool_is_in_it() -> None:
     assert counts[0] == 4 and 1 < counts[1] < 4 and counts[10] == 1
 
 
+def test_the_batch_rescore_kept_pick_by_pick_equals_the_transfer_value_of_the_picks_summed() -> None:
+    """``_spread`` adds each new pick's unit rows to a running sum; the scores must equal those
+    computed from the picks' rows summed afresh (``transfer_value`` with ``covered``)."""
+    s = EnvSchedScheduler(_shared_tool_suite(), seed=0, repeat_discount=1.0)
+    cand = np.arange(80)
+    score = s._node_score(cand)
+    rescore = s._spread(cand, score)
+    rest = score - s._variance_term(cand, np.ones(len(cand))) * s.transfer_value(cand) ** s.config.transfer_weight
+    picks: list[int] = []
+    for node in (0, 1, 45, 2, 79):
+        picks.append(node)
+        covered = np.asarray(s.features.units.matrix[picks].sum(axis=0)).ravel()
+        expected = rest + s._variance_term(cand, np.ones(len(cand))) * s.transfer_value(cand, covered) ** s.config.transfer_weight
+        assert np.allclose(rescore(picks), expected, rtol=1e-9, atol=1e-12), picks
+    assert not np.allclose(rescore(picks), score)
+
+
 def test_the_repeat_discount_applies_to_tools_and_environments_not_signature_categories() -> None:
     s = EnvSchedScheduler(_shared_tool_suite(), seed=0)
     units, nodes = s.features.units, np.arange(80)
