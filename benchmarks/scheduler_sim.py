@@ -56,7 +56,7 @@ lines check issue 15's targets for every EnvSched row and for the ``gain`` and `
 ``--variant LABEL:key=value,...`` adds an EnvSched row with other options (ablations),
 ``--seed-start 100`` runs the tuning seeds.
 
-Run: ``python benchmarks/scheduler_sim.py [--learner A|B|both --seeds 5 --seed-start 0 --steps 40 --png curves.png
+Run: ``python benchmarks/scheduler_sim.py [--learner A|B|C|both|all --seeds 5 --seed-start 0 --steps 40 --png curves.png
 --family-weights BFCL=1,... --variant no-transfer:transfer_weight=0]``.
 """
 
