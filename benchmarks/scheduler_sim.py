@@ -49,7 +49,9 @@ which tasks are dead ends, ``truth-dead`` told both.
 
 A second table gives each family's share of the groups against the curriculum's target mix
 (``envsched_gym.curriculum.mixture``: the pool share with a 5 % floor and an 80 % cap, or
-``--family-weights``), over all steps and seeds; ``oracle`` and ``gain-free`` follow no mix.
+``--family-weights``), over all steps and seeds; ``oracle`` and ``gain-free`` follow no mix. A
+third gives each call kind's share of the groups and its held-out change from step 0 to T
+(:func:`benchmarks.sim_report.kind_table`; the kinds are EnvSched's ``features.CALL_KINDS``).
 
 The held-out columns give the mean over seeds and ``[min, max]`` over seeds; the acceptance
 lines check issue 15's targets for every EnvSched row and for the ``gain`` and ``gain-decl`` ceilings.
