@@ -50,8 +50,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import envsched_gym  # noqa: E402
-from envsched_gym.curriculum import execution_signature  # noqa: E402
-from envsched_gym.curriculum.features import CALL_KINDS, call_kinds  # noqa: E402
+from envsched_gym.curriculum.features import CALL_KINDS, node_call_kinds  # noqa: E402
 from envsched_gym.registry import families as registered_families  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
 from envsched_gym.rl.summary import Interval, paired_gain, success_interval  # noqa: E402
@@ -339,8 +338,7 @@ def task_kinds(task_ids: set[str]) -> dict[str, str]:
     for family in sorted({t.split("/", 1)[0] for t in task_ids} & set(registered_families())):
         nodes = [n for n in envsched_gym.suite(family) if n.task_id in kinds]
         if nodes:
-            codes = call_kinds(np.array([execution_signature(n)[0] for n in nodes], dtype=np.float64))
-            kinds.update((n.task_id, CALL_KINDS[c]) for n, c in zip(nodes, codes, strict=True))
+            kinds.update((n.task_id, CALL_KINDS[c]) for n, c in zip(nodes, node_call_kinds(nodes), strict=True))
     return kinds
 
 

@@ -31,17 +31,11 @@ from collections.abc import Callable
 import numpy as np
 
 from benchmarks.learner_b import LearnerB
-from envsched_gym.curriculum.features import CALL_KINDS, NUMERIC, call_kinds, execution_signature
+from envsched_gym.curriculum.features import CALL_KINDS, node_call_kinds
 from envsched_gym.suite import TaskNode
 
 MODE_KINDS = ("writes", "reads")
 """The call kinds that have a mode skill (assumption 7)."""
-
-
-def node_call_kinds(nodes: list[TaskNode]) -> np.ndarray:
-    """The :data:`CALL_KINDS` code of every node, by EnvSched's own rule (``features.call_kinds``)."""
-    numeric = np.array([execution_signature(node)[0] for node in nodes], dtype=np.float64).reshape(-1, len(NUMERIC))
-    return call_kinds(numeric)
 
 
 class LearnerC(LearnerB):

@@ -82,11 +82,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import envsched_gym
 from benchmarks.learner_b import LearnerB
-from benchmarks.learner_c import LearnerC, node_call_kinds
+from benchmarks.learner_c import LearnerC
 from benchmarks.sim_reference import DIRECTED, GAIN, TOLD, DirectedEnvSched, GainOracleScheduler, OracleScheduler, told_envsched
 from benchmarks.sim_report import Run, acceptance, family_table, kind_table, summarise
 from envsched_gym.curriculum import execution_signature, make_scheduler, parse_variant
-from envsched_gym.curriculum.features import CALL_KINDS, task_tools
+from envsched_gym.curriculum.features import CALL_KINDS, node_call_kinds, task_tools
 from envsched_gym.suite import Suite, TaskNode, parse_weights
 
 FAMILIES = ("ToolWorld", "BFCL", "Tau", "ACE")

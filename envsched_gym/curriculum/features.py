@@ -110,6 +110,12 @@ def call_kinds(numeric: np.ndarray) -> np.ndarray:
                      CALL_KINDS.index("reads")).astype(np.int8)  # fmt: skip
 
 
+def node_call_kinds(nodes: Sequence[TaskNode]) -> np.ndarray:
+    """The :data:`CALL_KINDS` code of each of ``nodes`` by :func:`call_kinds`, without building the suite's features."""
+    numeric = np.array([execution_signature(node)[0] for node in nodes], dtype=np.float64).reshape(-1, len(NUMERIC))
+    return call_kinds(numeric)
+
+
 def task_text(task: TaskSpec) -> str:
     """The text a task is described by: instruction plus every scripted user turn."""
     turns = [t for t in task.user_turns if t != task.instruction]

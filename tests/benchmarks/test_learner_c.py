@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from benchmarks.learner_b import LearnerB
-from benchmarks.learner_c import MODE_KINDS, LearnerC, node_call_kinds
+from benchmarks.learner_c import MODE_KINDS, LearnerC
 from benchmarks.scheduler_sim import SimConfig, _pattern, _skills_of, run_all
 from benchmarks.sim_report import kind_table
-from envsched_gym.curriculum.features import CALL_KINDS
+from envsched_gym.curriculum.features import CALL_KINDS, node_call_kinds
 from envsched_gym.curriculum.synthetic import synthetic_suite
 from envsched_gym.declarations import AssistantTurn
 from envsched_gym.suite import Suite, TaskNode

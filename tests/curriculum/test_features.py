@@ -14,7 +14,7 @@ from sklearn.preprocessing import normalize
 
 from envsched_gym import EnvSpec, TaskSpec
 from envsched_gym.curriculum import DualGraph, build_features, execution_signature
-from envsched_gym.curriculum.features import CALL_KINDS, call_kinds, task_text, task_tools
+from envsched_gym.curriculum.features import CALL_KINDS, call_kinds, node_call_kinds, task_text, task_tools
 from envsched_gym.curriculum.graph import _SparseBlocks
 from envsched_gym.curriculum.synthetic import synthetic_suite
 from envsched_gym.curriculum.units import used_tools
@@ -200,6 +200,7 @@ def test_call_kinds_follow_each_task_gold() -> None:
     assert {task: kinds[task] for task in expected} == expected
     per_node = np.array([execution_signature(n)[0] for n in nodes], dtype=np.float64)
     assert [CALL_KINDS[k] for k in call_kinds(per_node)] == list(kinds.values())
+    assert [CALL_KINDS[k] for k in node_call_kinds(nodes)] == list(kinds.values()) and node_call_kinds([]).shape == (0,)
 
 
 def test_sparse_blocks_equal_the_sparse_product(small_suite: Suite) -> None:
