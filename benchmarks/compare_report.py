@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -71,6 +72,9 @@ class RunLog:
     rounds: list[dict[str, Any]]
     heldout: dict[int, list[float]]
     task_ids: list[str]
+    folder: Path | None = None
+    train_args: str | None = None
+    """``train_compare.py --train-args`` of the run; None where neither its ``archived.json`` nor the folder's ``summary.json`` says."""
 
 
 def domain_of(env_id: str) -> str:
@@ -87,6 +91,16 @@ def finished_runs(folder: Path) -> list[Path]:
     """The ``seed*/<label>`` folders of a comparison with ``scheduler_state.pt`` or an ``archived.json``."""
     marks = ("scheduler_state.pt", ARCHIVE_MARKER)
     return sorted(p for p in folder.glob("seed*/*") if p.parent.name[4:].isdigit() and any((p / m).exists() for m in marks))
+
+
+def train_args_of(run: Path) -> str | None:
+    """The ``--train-args`` a finished run was made with: its ``archived.json`` records them, a live run's folder its ``summary.json``."""
+    stamp, summary = run / ARCHIVE_MARKER, run.parents[1] / "summary.json"
+    if stamp.exists():
+        config = json.loads(stamp.read_text()).get("train_compare_config")
+    else:
+        config = json.loads(summary.read_text()).get("config") if summary.exists() else None
+    return config.get("train_args") if isinstance(config, dict) else None
 
 
 def load_runs(folder: Path) -> list[RunLog]:
@@ -115,7 +129,7 @@ def load_runs(folder: Path) -> list[RunLog]:
                         f"{run}/eval.jsonl step {e['step']} is on other held-out tasks than the seed's step 0; it cannot be paired"
                     )
                 heldout[int(e["step"])] = list(e["successes"])
-            logs.append(RunLog(seed, run.name, read_jsonl(run / "metrics.jsonl"), heldout, list(start["task_ids"])))
+            logs.append(RunLog(seed, run.name, read_jsonl(run / "metrics.jsonl"), heldout, list(start["task_ids"]), folder, train_args_of(run)))
     if not logs:
         raise SystemExit(
             f"{folder} has no finished run (seed*/<scheduler>/scheduler_state.pt); run train_compare.py --output-dir {folder} first"
@@ -124,21 +138,44 @@ def load_runs(folder: Path) -> list[RunLog]:
 
 
 def load_folders(folders: list[Path]) -> list[RunLog]:
-    """The finished runs of several comparison folders (a live one and archives), each seed from one folder only.
+    """The finished runs of several comparison folders (live ones and archives), labelled apart where their flags differ.
+
+    A seed may come from several folders, e.g. a control run later from the same copied start:
+    their step-0 evaluations must then be identical (the held-out evaluation is greedy, so the
+    same starting policy gives the same per-task results), or nothing of that seed could be
+    paired. Where the runs were made with different ``--train-args``, each run whose flags are
+    not empty is labelled ``<scheduler> [<flags>]``, so that ``--reference`` can name it.
 
     Raises:
-        SystemExit: Two folders hold the same seed (their step-0 policies could differ).
+        SystemExit: A seed whose folders start from different policies; one run (seed, label)
+            in two folders; flags that differ where a run's cannot be read.
     """
     logs: list[RunLog] = []
-    origin: dict[int, Path] = {}
     for folder in folders:
-        found = load_runs(folder)
-        for seed in sorted({log.seed for log in found}):
-            if seed in origin:
-                raise SystemExit(f"seed {seed} is in both {origin[seed]} and {folder}; pass one of them, or archive into the other")
-            origin[seed] = folder
-        logs += found
+        logs += load_runs(folder)
+    _check_starts(logs)
+    if len({log.train_args for log in logs}) > 1:
+        for log in logs:
+            if log.train_args is None:
+                raise SystemExit(f"{log.folder}/seed{log.seed}/{log.label}: its --train-args are unknown (no summary.json) and the other runs' differ; "
+                                 "let train_compare.py finish there, or archive it with compare_archive.py")  # fmt: skip
+            log.label = f"{log.label} [{log.train_args}]" if log.train_args else log.label
+    origin: dict[tuple[int, str], Path | None] = {}
+    for log in logs:
+        if (log.seed, log.label) in origin:
+            raise SystemExit(f"seed {log.seed}'s {log.label} run is in both {origin[log.seed, log.label]} and {log.folder}; pass one of them")
+        origin[log.seed, log.label] = log.folder
     return sorted(logs, key=lambda log: (log.seed, log.label))
+
+
+def _check_starts(logs: list[RunLog]) -> None:
+    """Refuse a seed whose folders evaluated different step-0 policies."""
+    starts: dict[int, RunLog] = {}
+    for log in logs:
+        first = starts.setdefault(log.seed, log)
+        if (first.task_ids, first.heldout[0]) != (log.task_ids, log.heldout[0]):
+            raise SystemExit(f"seed {log.seed} starts from another policy in {log.folder} than in {first.folder} (their step-0 held-out results differ), "
+                             "so their runs cannot be paired; report them separately, or copy one start-seed folder into the other comparison")  # fmt: skip
 
 
 def window_of(folders: list[Path]) -> int:
@@ -182,7 +219,14 @@ def trained_domains(rounds: list[dict[str, Any]]) -> set[str]:
     return {domain_of(env_of(t)) for row in rounds for t, v in zip(row["tasks"], row["group_variance"], strict=True) if v > 0}
 
 
-def signal_before(rounds: list[dict[str, Any]], step: int) -> tuple[int, int, float]:
+def replays(train_args: str | None) -> bool:
+    """Whether ``--train-args`` turn the supervised replay on (``--sft-replay W``, W != 0): its gradient is never zero."""
+    args = shlex.split(train_args or "")
+    values = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--sft-replay"] + [a.split("=", 1)[1] for a in args if a.startswith("--sft-replay=")]
+    return bool(values) and float(values[-1]) != 0
+
+
+def signal_before(rounds: list[dict[str, Any]], step: int, replay: bool = False) -> tuple[int, int, float]:
     """Weight updates, groups with varied rewards, and their summed GRPO signal ``variance / 0.25``, in the first ``step`` steps.
 
     A group of all-equal rewards has zero advantage and moves nothing; 0.25 is the variance of a
@@ -191,14 +235,16 @@ def signal_before(rounds: list[dict[str, Any]], step: int) -> tuple[int, int, fl
     ``--signal-groups-per-update N`` (each record's ``groups_per_update``; 1 in records without
     it) the gradients wait until N varied groups have contributed, so the updates are replayed
     from the per-round counts. Adam's step has about the same size however weak its batch's
-    signal, so runs with equal signal but more updates moved their weights further.
+    signal, so runs with equal signal but more updates moved their weights further. With
+    ``replay`` (``--sft-replay``) every round's gradient has the supervised part, so every
+    round updates.
     """
     updates, pending, varied, signal = 0, 0, 0, 0.0
     for row in rounds[:step]:
         counts = [float(v) for v in row["group_variance"]]
         groups = sum(v > 0 for v in counts)
         varied, signal, pending = varied + groups, signal + sum(counts) / 0.25, pending + groups
-        if groups and pending >= int(row.get("groups_per_update", 1)):
+        if replay or (groups and pending >= int(row.get("groups_per_update", 1))):
             updates, pending = updates + 1, 0
     return updates, varied, signal
 
@@ -285,7 +331,7 @@ def signal_table(logs: list[RunLog]) -> list[str]:
     steps = sorted(set.intersection(*(set(log.heldout) for log in logs)) - {0})
     lines = ["| run | seed | " + " | ".join(f"by step {s}" for s in steps) + " |", "|---|---|" + "---|" * len(steps)]
     for log in logs:
-        cells = [f"{updates} updates, {varied} groups, {signal:.1f}" for updates, varied, signal in (signal_before(log.rounds, s) for s in steps)]
+        cells = [f"{updates} updates, {varied} groups, {signal:.1f}" for updates, varied, signal in (signal_before(log.rounds, s, replays(log.train_args)) for s in steps)]
         lines.append(f"| {log.label} | {log.seed} | " + " | ".join(cells) + " |")
     return lines
 

@@ -12,13 +12,14 @@ from benchmarks.compare_report import load_folders, load_runs, report
 from tests.benchmarks.test_compare_report import _row, _write_run
 
 
-def _comparison(folder: Path, seeds: dict[int, tuple[list[int], list[int]]], t: int = 2) -> None:
+def _comparison(folder: Path, seeds: dict[int, tuple[list[int], list[int]]], t: int = 2, train_args: str | None = None) -> None:
     """A finished two-scheduler comparison: per seed, envsched's and random's successes at 3T."""
     for seed, (env_after, rnd_after) in seeds.items():
         _write_run(folder, seed, "envsched", [_row(["ToolWorld/gym-1/000"], [0.5])] * 3 * t, {0: [0, 0, 0, 0], 3 * t: env_after})
         _write_run(folder, seed, "random", [_row(["ToolWorld/shop-1/000"], [0.0])] * 3 * t, {3 * t: rnd_after})
         (folder / f"seed{seed}" / "envsched" / "adapter_model.safetensors").write_bytes(b"weights")
-    (folder / "summary.json").write_text(json.dumps({"config": {"seeds": ",".join(map(str, seeds))}, "T": t, "results": {}}))
+    config = {"seeds": ",".join(map(str, seeds))} | ({} if train_args is None else {"train_args": train_args})
+    (folder / "summary.json").write_text(json.dumps({"config": config, "T": t, "results": {}}))
 
 
 def test_an_archive_keeps_the_logs_only_and_reads_back_like_the_live_runs(tmp_path):
@@ -66,9 +67,39 @@ def test_the_report_pools_the_seeds_of_a_live_folder_and_an_archive(tmp_path):
     text = report([new, kept], "random")
     assert "seeds [0, 1], window T = 2 steps" in text
     assert "| envsched | pooled 0,1 | 0.375 " in text  # (2 + 1) / 8 tasks, as if both seeds were in one folder
-    with pytest.raises(SystemExit, match=r"seed 0 is in both .*old and .*kept; pass one of them"):
+    with pytest.raises(SystemExit, match=r"seed 0's envsched run is in both .*old and .*kept; pass one of them"):
         load_folders([old, kept])
     odd = tmp_path / "odd"
     _comparison(odd, {2: ([1, 0, 0, 0], [0, 0, 0, 0])}, t=3)
     with pytest.raises(SystemExit, match=r"the folders have different T \(2 in .*, 3 in .*\); report them separately"):
         report([kept, odd], "random")
+
+
+def test_a_control_from_the_same_start_in_another_folder_is_labelled_by_its_flags(tmp_path):
+    runs, control = tmp_path / "runs", tmp_path / "control"
+    _comparison(runs, {0: ([1, 1, 0, 0], [0, 0, 0, 0])}, train_args="")
+    _write_run(control, 0, "random", [_row(["ToolWorld/shop-1/000"], [0.5])] * 6, {0: [0, 0, 0, 0], 6: [1, 1, 1, 0]})
+    (control / "summary.json").write_text(json.dumps({"config": {"train_args": "--pg-weight 0 --sft-replay 0.25"}, "T": 2}))
+    archive(control, tmp_path / "kept")  # the flags travel with the archive
+    for folder in (control, tmp_path / "kept"):
+        labels = [log.label for log in load_folders([runs, folder])]
+        assert labels == ["envsched", "random", "random [--pg-weight 0 --sft-replay 0.25]"]
+    text = report([runs, control], "random [--pg-weight 0 --sft-replay 0.25]")
+    assert "| envsched | 0 | -0.250 " in text  # 2 of 4 against the control's 3 of 4 at step 6, paired
+    assert "| random | 0 | -0.750 " in text
+
+
+def test_folders_of_one_seed_must_share_the_start_and_say_their_flags(tmp_path):
+    runs, other = tmp_path / "runs", tmp_path / "other"
+    _comparison(runs, {0: ([1, 1, 0, 0], [0, 0, 0, 0])}, train_args="")
+    _write_run(other, 0, "plr", [_row(["x/e-1/0"], [0.5])], {0: [1, 0, 0, 0], 2: [1, 1, 0, 0]})
+    (other / "summary.json").write_text(json.dumps({"config": {"train_args": ""}, "T": 2}))
+    with pytest.raises(SystemExit, match=r"seed 0 starts from another policy in .*other than in .*runs"):
+        load_folders([runs, other])
+    unknown = tmp_path / "unknown"
+    _write_run(unknown, 0, "plr", [_row(["x/e-1/0"], [0.5])], {0: [0, 0, 0, 0], 2: [1, 1, 0, 0]})
+    also = tmp_path / "also"
+    _comparison(also, {1: ([1, 0, 0, 0], [0, 0, 0, 0])})  # its summary.json has no train_args either
+    assert [log.label for log in load_folders([unknown, also])] == ["plr", "envsched", "random"]  # none known: nothing to tell apart
+    with pytest.raises(SystemExit, match=r"unknown.*seed0/plr: its --train-args are unknown \(no summary.json\)"):
+        load_folders([runs, unknown])

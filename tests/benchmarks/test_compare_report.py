@@ -13,6 +13,7 @@ from benchmarks.compare_report import (
     first_visits_by_window,
     kind_table,
     load_runs,
+    replays,
     report,
     signal_before,
     task_kinds,
@@ -116,6 +117,12 @@ def test_signal_counts_varied_groups_and_their_variance_in_units_of_an_even_spli
     assert signal_before(rounds, 3) == (3, 4, 3.5)
     flat = [_row(["a"], [0.0], [0.0]), *rounds]  # a step whose every group had equal rewards: no update
     assert signal_before(flat, 2) == (1, 1, 1.0)
+    assert signal_before(flat, 2, replay=True) == (2, 1, 1.0)  # the replay's gradient steps the optimizer every round
+
+
+def test_a_replay_is_read_from_the_train_args():
+    assert replays("--sft-replay 0.25") and replays("--pg-weight 0 --sft-replay=0.5")
+    assert not replays("--sft-replay 0") and not replays("--warm-start-steps 10") and not replays(None)
 
 
 def test_updates_are_replayed_from_the_varied_groups_when_the_gate_waits_for_several():
