@@ -3,6 +3,12 @@
     python benchmarks/compare_report.py runs/compare36                       # every finished run in the folder
     python benchmarks/compare_report.py runs/compare36 --reference random    # differences against another row
     python benchmarks/compare_report.py runs/compare36 docs/results/compare36  # with the seeds archived by compare_archive.py
+    python benchmarks/compare_report.py docs/results/compare43-s2 docs/results/compare44r36-s2 \
+        --reference "random [--pg-weight 0 --sft-replay 0.25]"   # against a control run later from the same start
+
+A seed may come from several folders when they started from the same policy (identical step-0
+evaluations); where runs differ in ``--train-args``, each row with flags is labelled
+``<scheduler> [<flags>]``.
 
 Reads each finished run's ``metrics.jsonl`` (the tasks, group means and variances of every step)
 and ``eval.jsonl`` (per-task held-out results), and prints seven tables:
