@@ -2,6 +2,8 @@
 
     python benchmarks/train_compare.py --output-dir runs/compare                        # smol-cpu: SmolLM2-135M, about 2 h on 2 cores
     python benchmarks/train_compare.py --preset tiny-cpu --output-dir runs/compare-micro  # the micro model, minutes
+    python benchmarks/train_compare.py --output-dir runs/control --schedulers random --start-from runs/compare \
+        --train-args "--pg-weight 0 --sft-replay 0.25"                                  # a control from the same starts
 
 For each seed, one starting policy is built once (the preset's base model and its warm start,
 or the micro model) and every scheduler trains from it with the same task pool, the same
@@ -16,10 +18,12 @@ random's), and writes ``compare.png`` and ``summary.json``.
 
 from __future__ import annotations
 
+import filecmp
 import json
 import multiprocessing
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -62,15 +66,45 @@ class CompareConfig:
     eval_2t: bool = field(default=False, metadata={"help": "Also evaluate at 2T (one more 100-task evaluation per run)."})
     train_args: str = field(default="", metadata={"help": "More train_grpo.py flags for every run and the starting policy, e.g. '--learning-rate 1e-4 --warm-start-steps 6' "
                                                           "(not the ones this script sets: use its own options)."})  # fmt: skip
+    start_from: str = field(default="", metadata={"help": "Another comparison folder whose start-seed<S> policies every run starts from, copied here once: a control "
+                                                          "run later (other --train-args) then shares the start and compare_report.py pairs it with that folder's runs."})  # fmt: skip
 
 
 def starting_policy(config: CompareConfig, seed: int, out: Path) -> Path:
     """The policy every scheduler of ``seed`` starts from: train_grpo.py's base and warm start, built once in ``out/start-seed<seed>``.
 
     It is built in a child process, so that the memory of the conversion and the warm start
-    (5.4 GB for SmolLM2 when it ran in this process) is returned before the runs start.
+    (5.4 GB for SmolLM2 when it ran in this process) is returned before the runs start. With
+    ``--start-from``, the other folder's ``start-seed<seed>`` is copied first (:func:`shared_start`),
+    and the build finds it made (a warm start made with other settings is refused there).
     """
+    if config.start_from:
+        shared_start(Path(config.start_from), seed, out)
     return in_child(_build_start, config, seed, out)
+
+
+def shared_start(source: Path, seed: int, out: Path) -> Path:
+    """``source/start-seed<seed>`` copied to ``out`` once; a copy already there must be the same files.
+
+    Raises:
+        SystemExit: The source has no start for the seed, or ``out`` holds a different one.
+    """
+    src, dest = source / f"start-seed{seed}", out / f"start-seed{seed}"
+    if not src.is_dir():
+        raise SystemExit(f"--start-from {source}: {src} is missing; pass a train_compare.py --output-dir that ran seed {seed}")
+    if not dest.exists():
+        shutil.copytree(src, dest)
+        return dest
+    if not _same_tree(filecmp.dircmp(src, dest)):
+        raise SystemExit(f"--start-from {source}: {dest} exists and differs from {src}; remove it, or drop --start-from to keep it")
+    return dest
+
+
+def _same_tree(cmp: filecmp.dircmp[str]) -> bool:
+    """No file only on one side and none that differs (size and time of modification), at any depth."""
+    if cmp.left_only or cmp.right_only or cmp.diff_files or cmp.funny_files:
+        return False
+    return all(_same_tree(sub) for sub in cmp.subdirs.values())
 
 
 def in_child(fn: Callable[..., T], *args: Any) -> T:

@@ -15,6 +15,7 @@ from benchmarks.train_compare import (
     extra_args,
     in_child,
     runs,
+    shared_start,
     start_evaluation,
     starting_policy,
     train_command,
@@ -105,6 +106,23 @@ def test_target_holds_only_when_envsched_at_t_matches_random_at_3t_on_every_seed
     good["random"][1] = _result({12: [1.0] * 10 + [0.0] * 40}, 0.3)
     target = _targets(good, [0, 1], 4)
     assert not target["envsched_at_T_ge_random_at_3T_every_seed"] and not target["effective_ratio_envsched_gt_random_every_seed"]
+
+
+def test_a_start_from_another_folder_is_copied_once_and_must_match_after(tmp_path):
+    source, out = tmp_path / "compare", tmp_path / "control"
+    (source / "start-seed2" / "warm-start").mkdir(parents=True)
+    (source / "start-seed2" / "warm-start" / "warm_start.json").write_text('{"steps": 64}')
+    copied = shared_start(source, 2, out)
+    assert (copied / "warm-start" / "warm_start.json").read_text() == '{"steps": 64}'
+    assert shared_start(source, 2, out) == copied  # a rerun of the control finds the same copy
+    with pytest.raises(SystemExit, match=r"--start-from .*compare: .*start-seed3 is missing; pass a train_compare.py --output-dir that ran seed 3"):
+        shared_start(source, 3, out)
+    (copied / "warm-start" / "warm_start.json").write_text('{"steps": 16}')
+    with pytest.raises(SystemExit, match=r"control/start-seed2 exists and differs from .*compare/start-seed2; remove it"):
+        shared_start(source, 2, out)
+    (copied / "warm-start" / "warm_start.json").unlink()
+    with pytest.raises(SystemExit, match="differs"):  # a file missing on one side
+        shared_start(source, 2, out)
 
 
 def test_the_starting_policy_is_built_in_a_child_process():
