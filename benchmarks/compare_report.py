@@ -225,11 +225,13 @@ def trained_domains(rounds: list[dict[str, Any]]) -> set[str]:
     return {domain_of(env_of(t)) for row in rounds for t, v in zip(row["tasks"], row["group_variance"], strict=True) if v > 0}
 
 
+_REPLAY_FLAG = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+_REPLAY_FLAG.add_argument("--sft-replay", type=float, default=0.0)
+
+
 def replays(train_args: str | None) -> bool:
     """Whether ``--train-args`` turn the supervised replay on (``--sft-replay W``, W != 0): its gradient is never zero."""
-    args = shlex.split(train_args or "")
-    values = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--sft-replay"] + [a.split("=", 1)[1] for a in args if a.startswith("--sft-replay=")]
-    return bool(values) and float(values[-1]) != 0
+    return _REPLAY_FLAG.parse_known_args(shlex.split(train_args or ""))[0].sft_replay != 0
 
 
 def signal_before(rounds: list[dict[str, Any]], step: int, replay: bool = False) -> tuple[int, int, float]:

@@ -101,7 +101,7 @@ def shared_start(source: Path, seed: int, out: Path) -> Path:
 
 
 def _same_tree(cmp: filecmp.dircmp[str]) -> bool:
-    """No file only on one side and none that differs (size and time of modification), at any depth."""
+    """No file only on one side and none that differs, at any depth (``filecmp``: the same size and time of modification, else the same bytes)."""
     if cmp.left_only or cmp.right_only or cmp.diff_files or cmp.funny_files:
         return False
     return all(_same_tree(sub) for sub in cmp.subdirs.values())
