@@ -16,6 +16,7 @@ only T. ``compare_report.py`` reads an archived run like a live one.
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import shutil
 import subprocess
@@ -44,6 +45,19 @@ def _commit() -> str:
     return done.stdout.strip() or "unknown"
 
 
+def _archived(run: Path, target: Path) -> bool:
+    """Whether ``target`` holds ``run``'s logs already (False: not archived yet).
+
+    Raises:
+        SystemExit: ``target`` exists with other logs.
+    """
+    if not target.exists():
+        return False
+    if all((target / name).exists() and filecmp.cmp(run / name, target / name, shallow=False) for name in LOGS):
+        return True
+    raise SystemExit(f"{target} exists already with other logs than {run}; remove it first to archive {run} again")
+
+
 def archive(source: Path, dest: Path) -> list[Path]:
     """Copy the logs of every finished run of ``source`` into ``dest`` (same ``seed*/<label>`` layout).
 
@@ -53,10 +67,14 @@ def archive(source: Path, dest: Path) -> list[Path]:
     ``dest/summary.json`` keeps only T (all the report reads of it); each run's
     ``archived.json`` keeps the source, the commit archived at and ``train_compare.py``'s config.
 
+    A run that ``dest`` already holds with the same logs is skipped, so a run added to a
+    finished folder later (``train_compare.py --schedulers "" --variants ...``) is archived
+    beside the seed's earlier runs by the same command.
+
     Raises:
         SystemExit: ``source`` has no finished run or no ``summary.json``, a run lacks one of
-            its logs, ``dest`` already holds one of the runs, or ``dest`` holds runs of another T.
-            Nothing is copied then.
+            its logs, ``dest`` holds one of the runs with other logs, every run is archived
+            already, or ``dest`` holds runs of another T. Nothing is copied then.
     """
     runs = finished_runs(source)
     if not runs:
@@ -71,10 +89,11 @@ def archive(source: Path, dest: Path) -> list[Path]:
     if kept.exists() and (old := json.loads(kept.read_text())["T"]) != written["T"]:
         raise SystemExit(f"{kept} has T = {old}, {summary} has T = {written['T']}: archive into another folder")
     for run in runs:
-        if (target := dest / run.relative_to(source)).exists():
-            raise SystemExit(f"{target} exists already; remove it first to archive {run} again")
         if missing := [name for name in LOGS if not (run / name).exists()]:
             raise SystemExit(f"{run} has no {', '.join(missing)}; it cannot be archived")
+    runs = [run for run in runs if not _archived(run, dest / run.relative_to(source))]
+    if not runs:
+        raise SystemExit(f"every finished run of {source} is in {dest} already; nothing to archive")
     stamp = {"source": str(source), "archived_at_commit": _commit(), "archived_on": datetime.now(UTC).date().isoformat(),
              "train_compare_config": written.get("config")}  # fmt: skip
     copied = []

@@ -43,7 +43,10 @@ def test_an_archive_refuses_to_overwrite_a_run_or_mix_windows(tmp_path):
     live, kept = tmp_path / "runs", tmp_path / "kept"
     _comparison(live, {0: ([1, 1, 0, 0], [0, 0, 0, 0])})
     archive(live, kept)
-    with pytest.raises(SystemExit, match=r"seed0/envsched exists already; remove it first"):
+    with pytest.raises(SystemExit, match=r"every finished run of .*runs is in .*kept already; nothing to archive"):
+        archive(live, kept)
+    (live / "seed0" / "envsched" / "eval.jsonl").write_text("")
+    with pytest.raises(SystemExit, match=r"seed0/envsched exists already with other logs than .*; remove it first"):
         archive(live, kept)
     other = tmp_path / "runs3"
     _comparison(other, {1: ([1, 1, 1, 0], [1, 0, 0, 0])}, t=3)
@@ -57,6 +60,18 @@ def test_an_archive_refuses_to_overwrite_a_run_or_mix_windows(tmp_path):
     (live / "summary.json").unlink()
     with pytest.raises(SystemExit, match=r"summary\.json is missing"):
         archive(live, tmp_path / "nowhere")
+
+
+def test_a_run_added_to_an_archived_folder_is_archived_alone(tmp_path):
+    live, kept = tmp_path / "runs", tmp_path / "kept"
+    _comparison(live, {0: ([1, 1, 0, 0], [0, 0, 0, 0])})
+    archive(live, kept)
+    first = (kept / "seed0" / "envsched" / "archived.json").read_text()
+    _write_run(live, 0, "envsched-cap1", [_row(["ToolWorld/gym-1/001"], [0.25])] * 6, {6: [1, 0, 0, 0]})
+    copied = archive(live, kept)
+    assert [p.relative_to(kept).as_posix() for p in copied] == ["seed0/envsched-cap1"]
+    assert (kept / "seed0" / "envsched" / "archived.json").read_text() == first  # the earlier runs untouched
+    assert sorted(r.label for r in load_runs(kept)) == ["envsched", "envsched-cap1", "random"]
 
 
 def test_the_report_pools_the_seeds_of_a_live_folder_and_an_archive(tmp_path):
