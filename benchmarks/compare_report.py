@@ -11,7 +11,7 @@ evaluations); where runs differ in ``--train-args``, each row with flags is labe
 ``<scheduler> [<flags>]``.
 
 Reads each finished run's ``metrics.jsonl`` (the tasks, group means and variances of every step)
-and ``eval.jsonl`` (per-task held-out results), and prints seven tables:
+and ``eval.jsonl`` (per-task held-out results), and prints eight tables:
 
 1. **Held-out gains** over the seed's starting policy at every evaluated step, paired over the
    same tasks (bootstrap 95% intervals), and each scheduler minus the reference at the same
@@ -37,6 +37,12 @@ and ``eval.jsonl`` (per-task held-out results), and prints seven tables:
    (``no_call``), or that have no gold (``open``), with the groups each run trained on each kind.
    A policy trained only on look-ups can learn to look up where it was asked to change something
    (session 42, docs/training.md). Tasks of unregistered families are ``undeclared``.
+8. **Malformed turns** (from ``eval_answers.jsonl`` and ``answers.jsonl``): held-out episodes
+   with a turn the environment cannot read cleanly at each evaluation, how many of them failed,
+   and training rollouts with one per window of T steps. GRPO can teach the policy to open its
+   turns with the environment's ``<tool_response>`` tag or to repeat tags until the token budget
+   runs out; a held-out loss that this table accounts for is format drift, not what the
+   scheduler's picks taught (session 47, docs/training.md "Malformed turns").
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ sys.path.insert(0, str(REPO))
 
 import envsched_gym  # noqa: E402
 from envsched_gym.curriculum.features import CALL_KINDS, node_call_kinds  # noqa: E402
+from envsched_gym.parsing import malformed_turn  # noqa: E402
 from envsched_gym.registry import families as registered_families  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
 from envsched_gym.rl.summary import Interval, paired_gain, success_interval  # noqa: E402
@@ -81,6 +88,8 @@ class RunLog:
     folder: Path | None = None
     train_args: str | None = None
     """``train_compare.py --train-args`` of the run; None where neither its ``archived.json`` nor the folder's ``summary.json`` says."""
+    path: Path | None = None
+    """The run's own folder (``seed<N>/<scheduler>``), where its answer logs are."""
 
 
 def domain_of(env_id: str) -> str:
@@ -135,7 +144,7 @@ def load_runs(folder: Path) -> list[RunLog]:
                         f"{run}/eval.jsonl step {e['step']} is on other held-out tasks than the seed's step 0; it cannot be paired"
                     )
                 heldout[int(e["step"])] = list(e["successes"])
-            logs.append(RunLog(seed, run.name, read_jsonl(run / "metrics.jsonl"), heldout, list(start["task_ids"]), folder, train_args_of(run)))
+            logs.append(RunLog(seed, run.name, read_jsonl(run / "metrics.jsonl"), heldout, list(start["task_ids"]), folder, train_args_of(run), run))
     if not logs:
         raise SystemExit(
             f"{folder} has no finished run (seed*/<scheduler>/scheduler_state.pt); run train_compare.py --output-dir {folder} first"
@@ -411,8 +420,44 @@ def kind_table(logs: list[RunLog]) -> list[str]:
     return lines
 
 
+def malformed_episodes(path: Path, key: str) -> dict[int, tuple[int, int, int]]:
+    """Per step (``key``: ``round`` or ``step``) of an answer log: episodes, those with a malformed turn, and those of them that failed."""
+    counts: dict[int, list[int]] = {}
+    for row in read_jsonl(path):
+        bad = any(malformed_turn(a) for a in row["actions"] if isinstance(a, str))
+        c = counts.setdefault(int(row[key]), [0, 0, 0])
+        c[0], c[1], c[2] = c[0] + 1, c[1] + bad, c[2] + (bad and not row["success"])
+    return {k: (v[0], v[1], v[2]) for k, v in counts.items()}
+
+
+def markup_table(logs: list[RunLog], window: int) -> list[str]:
+    """Table 8: held-out episodes with a malformed turn (:func:`~envsched_gym.parsing.malformed_turn`) at each evaluation, and training rollouts with one per window.
+
+    Step 0 comes from whichever run of the seed evaluated the start. A run archived without its
+    answer logs (``train_grpo.py --log-answers``, since session 40) shows ``no answer logs``.
+    """
+    steps = sorted({s for log in logs for s in log.heldout})
+    held: dict[tuple[int, str], dict[int, tuple[int, int, int]]] = {}
+    for log in logs:
+        path = log.path / "eval_answers.jsonl" if log.path else None
+        held[log.seed, log.label] = malformed_episodes(path, "step") if path and path.exists() else {}
+    lines = ["| run | seed | " + " | ".join(f"held-out at step {s}: malformed (failed)" for s in steps) + " | training rollouts malformed per window |",
+             "|---|---|" + "---|" * (len(steps) + 1)]  # fmt: skip
+    for log in logs:
+        answers = log.path / "answers.jsonl" if log.path else None
+        if not held[log.seed, log.label] or not answers or not answers.exists():
+            lines.append(f"| {log.label} | {log.seed} | " + " | ".join("no answer logs" for _ in range(len(steps) + 1)) + " |")
+            continue
+        start = next((h[0] for (seed, _), h in held.items() if seed == log.seed and 0 in h), None)
+        cells = [f"{c[1]} ({c[2]}) of {c[0]}" if c else "-" for c in (held[log.seed, log.label].get(s, start if s == 0 else None) for s in steps)]
+        rounds = malformed_episodes(answers, "round")
+        per = [sum(rounds[r][1] for r in rounds if r // window == w) for w in range(max(rounds) // window + 1)] if rounds else []
+        lines.append(f"| {log.label} | {log.seed} | " + " | ".join(cells) + f" | {', '.join(map(str, per))} |")
+    return lines
+
+
 def report(folders: Path | list[Path], reference: str = "random", window: int | None = None) -> str:
-    """The seven tables of one or more comparison folders; ``window`` defaults to T from their ``summary.json``."""
+    """The eight tables of one or more comparison folders; ``window`` defaults to T from their ``summary.json``."""
     folders = [folders] if isinstance(folders, Path) else folders
     folder = ", ".join(map(str, folders))
     logs = load_folders(folders)
@@ -431,7 +476,9 @@ def report(folders: Path | list[Path], reference: str = "random", window: int | 
              "", "Training signal before each evaluation (weight updates under the signal gate, replayed from the varied groups per step; groups with varied rewards; sum of variance / 0.25):", *signal_table(logs),
              "", "Rollouts:", *rollout_table(logs, window),
              "", "Held-out gain by domain (trained: some group of the domain had varied rewards):", *domain_table(logs),
-             "", "Held-out gain by task kind (writes: the gold solution calls a tool that changes the state; no_call: it makes no call):", *kind_table(logs)]  # fmt: skip
+             "", "Held-out gain by task kind (writes: the gold solution calls a tool that changes the state; no_call: it makes no call):", *kind_table(logs),
+             "", f"Malformed turns (a call that does not parse, or tool-call tags left outside the calls), held-out episodes per evaluation and training rollouts per window of {window} steps:",
+             *markup_table(logs, window)]  # fmt: skip
     return "\n".join(parts)
 
 

@@ -111,6 +111,23 @@ def parse_tool_calls(
     return _capped(_parse(text, formats, signatures or {}, max_calls), max_calls)
 
 
+MARKUP_TAGS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>")
+"""The qwen3 wire format's tags; ``<tool_response>`` wraps the environment's answers, never the model's."""
+
+
+def malformed_turn(text: str, formats: tuple[Format, ...] = ALL_FORMATS) -> bool:
+    """Whether an assistant turn is one the environment cannot read cleanly.
+
+    True for a call that does not parse, and also for wire-format tags left in the turn's text
+    outside every parsed call, which parsing alone lets through: a turn that opens with the
+    environment's own ``<tool_response>`` tag, or stray tags before a well-formed call, parse to
+    a good call plus content. GRPO can teach a small model such text without any reward for it
+    (docs/training.md, "Malformed turns"), so it is counted apart from the reward.
+    """
+    parsed = parse_tool_calls(text, formats)
+    return bool(parsed.errors) or any(tag in parsed.content for tag in MARKUP_TAGS)
+
+
 def _capped(result: ParseResult, max_calls: int) -> ParseResult:
     attempts = len(result.calls) + len(result.errors)
     if attempts > max_calls:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from envsched_gym.declarations import ToolCall
-from envsched_gym.parsing import ParseResult, parse_tool_calls
+from envsched_gym.parsing import ParseResult, malformed_turn, parse_tool_calls
 from envsched_gym.rendering import render_calls
 
 IDENT = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)
@@ -251,3 +251,26 @@ def test_more_calls_than_the_cap_run_none_and_say_why() -> None:
     assert len(parse_tool_calls(call * 3, max_calls=2).errors) == 1
     malformed = parse_tool_calls("<tool_call>{bad}</tool_call>" * 100)
     assert len(malformed.errors) == 1 and "more than 64 tool calls" in malformed.errors[0].message
+
+
+CALL = '<tool_call>\n{"name": "set_rate", "arguments": {"garage_id": "GAR-010"}}\n</tool_call>'
+
+
+@pytest.mark.parametrize(
+    ("text", "malformed"),
+    [
+        (CALL, False),
+        ("Done: the rate of garage GAR-010 is now 2.", False),
+        ("<think>plan</think>\n" + CALL + "\n" + CALL, False),
+        ("[set_rate(garage_id='GAR-010')]", False),
+        ("<tool_response>\n<tool_response>\n" + CALL + "\nDone", True),  # a good call after the environment's tag
+        ("<tool_response>\nset_rate: done.", True),  # the environment's tag opening a plain answer
+        ("<tool_call>\n<tool_call>\n<tool_call>\n<tool_call", True),  # repeated tags until the budget ran out
+        ("Done.</tool_call>", True),
+        ('<tool_call>\n{"name": "set_rate", "arguments": {}\n', True),  # unclosed
+    ],
+)
+def test_a_turn_is_malformed_when_a_call_fails_or_markup_is_left_outside_the_calls(text: str, malformed: bool) -> None:
+    assert malformed_turn(text) is malformed
+    if malformed and not parse_tool_calls(text).errors:  # the cases parsing alone lets through
+        assert parse_tool_calls(text).content

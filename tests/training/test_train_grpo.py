@@ -176,6 +176,20 @@ def test_sharing_the_prompt_in_the_loss_trains_like_trl_rows(tmp_path):
         assert logs["shared"][key] == pytest.approx(logs["trl"][key], rel=1e-4, abs=1e-6), key
 
 
+def test_a_kl_anchor_measures_against_the_starting_policy(tmp_path):
+    """``--beta`` > 0: TRL's reference is the model with the LoRA adapter switched off, i.e. the
+    policy GRPO started from (a warm start is merged into it), through the packed-prompt forward.
+    At the first step the fresh adapter is zero, so the KL is exactly 0 and the step moves the
+    weights as without the anchor (the KL's gradient vanishes where the two policies agree)."""
+    logs = _one_step_logs(tmp_path, {"anchored": {"beta": 0.04}, "plain": {}})
+    assert logs["plain"]["grad_norm"] > 0, "every group was uniform: nothing to compare"
+    assert "kl" in logs["anchored"] and "kl" not in logs["plain"]
+    assert logs["anchored"]["kl"] == pytest.approx(0.0, abs=1e-7)
+    assert logs["anchored"]["rounds"] == logs["plain"]["rounds"]
+    for key in ("grad_norm", "loss"):
+        assert logs["anchored"][key] == pytest.approx(logs["plain"][key], rel=1e-5, abs=1e-7), key
+
+
 def test_frozen_bf16_weights_train_like_casting_at_every_forward(tmp_path, monkeypatch):
     """A bf16 GRPO step on the CPU with the frozen base weights stored in bf16 and without: same rollouts, loss and gradient norm."""
     converted: list[int] = []
