@@ -19,6 +19,7 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("reward", "reward", "{:.3f}"),
     ("reward_std", "sd", "{:.3f}"),
     ("frac_reward_zero_std", "groups without signal", "{:.0%}"),
+    ("malformed", "malformed", "{:.0%}"),
     ("loss", "loss", "{:.4g}"),
     ("sft_replay_loss", "replay loss", "{:.3g}"),
     ("grad_norm", "grad norm", "{:.3g}"),

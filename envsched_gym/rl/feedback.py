@@ -27,6 +27,8 @@ class GroupResult:
     env_id: str
     rewards: list[float]
     successes: list[bool]
+    malformed: list[bool] = field(default_factory=list)
+    """Per rollout, whether a turn was malformed (:func:`envsched_gym.parsing.malformed_turn`); empty where not known."""
 
 
 @dataclass
@@ -50,12 +52,15 @@ class RoundRecord:
     seconds: float = 0.0
     groups_per_update: int = 1
     """The run's ``signal_groups_per_update``: how many varied groups the optimizer waits for (records without it: 1)."""
+    malformed: int | None = None
+    """Rollouts with a malformed turn (a call that does not parse, or tool-call tags outside the calls): the
+    policy's format drifting under training shows here first (records without it, before session 47: None)."""
 
 
 def group_rollouts(
-    task_ids: list[str], env_ids: list[str], rewards: list[float], successes: list[bool], num_generations: int
-) -> list[GroupResult]:
-    """Consecutive runs of ``num_generations`` rollouts (the sampler's layout) as groups."""
+    task_ids: list[str], env_ids: list[str], rewards: list[float], successes: list[bool], num_generations: int, malformed: list[bool] | None = None,
+) -> list[GroupResult]:  # fmt: skip
+    """Consecutive runs of ``num_generations`` rollouts (the sampler's layout) as groups; ``malformed``, per rollout, where known."""
     if len(task_ids) % num_generations:
         raise ValueError(f"{len(task_ids)} rollouts do not split into groups of {num_generations}")
     groups = []
@@ -63,7 +68,8 @@ def group_rollouts(
         stop = start + num_generations
         if len(set(task_ids[start:stop])) != 1:
             raise ValueError(f"rollouts {start}..{stop - 1} mix tasks {sorted(set(task_ids[start:stop]))}; a GRPO group must be one task")
-        groups.append(GroupResult(task_ids[start], env_ids[start], list(rewards[start:stop]), list(successes[start:stop])))
+        flags = list(malformed[start:stop]) if malformed is not None else []
+        groups.append(GroupResult(task_ids[start], env_ids[start], list(rewards[start:stop]), list(successes[start:stop]), flags))
     return groups
 
 
@@ -81,6 +87,8 @@ def round_record(
         tasks=[g.task_id for g in groups], group_rewards=rewards.tolist(), group_variance=variance.tolist(), group_mean=rewards.mean(axis=1).tolist(), seconds=seconds,
         family_share=dict((mix or {}).get("share", {})), family_target=dict((mix or {}).get("target", {})),
     )  # fmt: skip
+    if all(len(g.malformed) == len(g.rewards) for g in groups):
+        record.malformed = sum(map(sum, (g.malformed for g in groups)))
     if predictions and len(predictions.get("variance", [])) == len(groups):
         record.predicted_variance = predictions["variance"]
         record.predicted_mean = predictions.get("mean", [])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from types import SimpleNamespace
 
 import pytest
@@ -11,7 +12,7 @@ from transformers import AutoTokenizer
 
 from envsched_gym.curriculum import make_scheduler
 from envsched_gym.rl.feedback import RoundLogger, group_rollouts, round_record
-from envsched_gym.rl.generation import SamplingConfig
+from envsched_gym.rl.generation import Generated, SamplingConfig
 from envsched_gym.rl.grpo import EnvironmentRollouts, env_reward
 from envsched_gym.rl.rollout import EnvPool, run_rollouts
 from envsched_gym.rl.sampler import CurriculumSampler
@@ -39,13 +40,19 @@ def test_reward_function_reports_the_environment_reward():
     assert env_reward(["0", "1"], ["x", "y"], env_reward=[1.0, 0.0], env_success=[1.0, 0.0], trainer_state=None) == [1.0, 0.0]
 
 
+def _trainer() -> SimpleNamespace:
+    """The parts of a TRL trainer the rollout function touches, on one process."""
+    accelerator = SimpleNamespace(is_main_process=True, num_processes=1, process_index=0)
+    return SimpleNamespace(model=SimpleNamespace(training=True), use_vllm=False, accelerator=accelerator, _metrics={"train": defaultdict(list)})
+
+
 def test_rollout_func_binds_rolls_out_and_feeds_back(toy_suite, micro_dir, tmp_path):
     tokenizer = AutoTokenizer.from_pretrained(micro_dir)
     sampler = CurriculumSampler(make_scheduler("random", toy_suite, seed=0), 2, 2, repeat_count=1, num_rounds=3)
     node = next(n for n in toy_suite if n.env.env_id == "Toy-copy")  # its gold turns: a success there, a failure elsewhere
     rollouts = EnvironmentRollouts(EnvPool(toy_suite), tokenizer, SamplingConfig(), 1000, RoundLogger(sampler, tmp_path / "m.jsonl"), 2,
                                    generator=GoldGenerator(tokenizer, node.task.solution))  # fmt: skip
-    trainer = SimpleNamespace(model=SimpleNamespace(training=True), use_vllm=False, accelerator=SimpleNamespace(is_main_process=True, num_processes=1, process_index=0))
+    trainer = _trainer()
     out = rollouts(["0", "0", "1", "1"], trainer)
     tasks = sampler.decisions[0]
     assert set(out) >= {"prompt_ids", "completion_ids", "logprobs", "env_mask", "env_reward"}
@@ -66,7 +73,7 @@ def test_every_rollouts_final_answer_is_logged_with_its_reward(toy_suite, micro_
     node = next(n for n in toy_suite if n.env.env_id == "Toy-copy")
     rollouts = EnvironmentRollouts(EnvPool(toy_suite), tokenizer, SamplingConfig(), 1000, RoundLogger(sampler, tmp_path / "m.jsonl"), 2,
                                    generator=GoldGenerator(tokenizer, node.task.solution), answers_path=tmp_path / "answers.jsonl")  # fmt: skip
-    trainer = SimpleNamespace(model=SimpleNamespace(training=True), use_vllm=False, accelerator=SimpleNamespace(is_main_process=True, num_processes=1, process_index=0))
+    trainer = _trainer()
     out = [rollouts(["0", "0", "1", "1"], trainer) for _ in range(2)]
     lines = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
     assert [r["round"] for r in lines] == [0] * 4 + [1] * 4
@@ -92,3 +99,28 @@ def test_local_generation_gets_the_merge_switch_and_the_trainers_autocast_dtype(
         generator = rollouts._generator(trainer)
         assert isinstance(generator, HFGenerator) and generator.model is model
         assert (generator.merge_lora, generator.compute_dtype) == (merge_lora, dtype)
+
+
+class ScriptedAnswers:
+    """Answers the i-th context of each call with ``texts[i % len(texts)]``: a final answer that ends the episode."""
+
+    def __init__(self, tokenizer, texts: list[str]) -> None:
+        self.tokenizer, self.texts = tokenizer, texts
+
+    def generate(self, contexts):
+        ids = [self.tokenizer(self.texts[i % len(self.texts)], add_special_tokens=False)["input_ids"] for i in range(len(contexts))]
+        return [Generated([*x, self.tokenizer.eos_token_id]) for x in ids]
+
+
+def test_malformed_turns_are_counted_in_the_round_record_and_the_steps_log(toy_suite, micro_dir, tmp_path):
+    tokenizer = AutoTokenizer.from_pretrained(micro_dir)
+    sampler = CurriculumSampler(make_scheduler("random", toy_suite, seed=0), 2, 2, repeat_count=1, num_rounds=3)
+    texts = ["Done.", "<tool_response>\nDone.", "<tool_call>\n<tool_call>\n<tool_call>", "Done."]
+    rollouts = EnvironmentRollouts(EnvPool(toy_suite), tokenizer, SamplingConfig(), 1000, RoundLogger(sampler, tmp_path / "m.jsonl"), 2,
+                                   generator=ScriptedAnswers(tokenizer, texts))  # fmt: skip
+    trainer = _trainer()
+    rollouts(["0", "0", "1", "1"], trainer)
+    assert json.loads((tmp_path / "m.jsonl").read_text())["malformed"] == 2
+    assert trainer._metrics["train"]["malformed"] == [0.5]
+    groups = group_rollouts(["a", "a"], ["E", "E"], [0, 0], [False, False], 2)  # no flags given: not known, not zero
+    assert round_record(0, groups, None).malformed is None
