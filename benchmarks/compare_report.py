@@ -10,8 +10,9 @@ A seed may come from several folders when they started from the same policy (ide
 evaluations); where runs differ in ``--train-args``, each row with flags is labelled
 ``<scheduler> [<flags>]``.
 
-Reads each finished run's ``metrics.jsonl`` (the tasks, group means and variances of every step)
-and ``eval.jsonl`` (per-task held-out results), and prints eight tables:
+Reads each finished run's ``metrics.jsonl`` (the tasks, group means and variances of every step),
+``eval.jsonl`` (per-task held-out results) and, for tables 8 and 9, its answer logs, and prints
+nine tables:
 
 1. **Held-out gains** over the seed's starting policy at every evaluated step, paired over the
    same tasks (bootstrap 95% intervals), and each scheduler minus the reference at the same
@@ -42,7 +43,11 @@ and ``eval.jsonl`` (per-task held-out results), and prints eight tables:
    and training rollouts with one per window of T steps. GRPO can teach the policy to open its
    turns with the environment's ``<tool_response>`` tag or to repeat tags until the token budget
    runs out; a held-out loss that this table accounts for is format drift, not what the
-   scheduler's picks taught (session 47, docs/training.md "Malformed turns").
+   scheduler's picks taught (session 47, docs/training.md "What the held-out losses are made of").
+9. **Argument drift** (from ``eval_answers.jsonl`` and the tasks' gold calls): held-out episodes
+   that call a tool of their gold with an argument no gold call of it passes, or without one
+   that every gold call of it passes. GRPO from a converged start swings between the two
+   (:mod:`benchmarks.answer_tables`).
 """
 
 from __future__ import annotations
@@ -63,8 +68,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import envsched_gym  # noqa: E402
+from benchmarks.answer_tables import argument_table, markup_table  # noqa: E402
 from envsched_gym.curriculum.features import CALL_KINDS, node_call_kinds  # noqa: E402
-from envsched_gym.parsing import malformed_turn  # noqa: E402
 from envsched_gym.registry import families as registered_families  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
 from envsched_gym.rl.summary import Interval, paired_gain, success_interval  # noqa: E402
@@ -420,44 +425,8 @@ def kind_table(logs: list[RunLog]) -> list[str]:
     return lines
 
 
-def malformed_episodes(path: Path, key: str) -> dict[int, tuple[int, int, int]]:
-    """Per step (``key``: ``round`` or ``step``) of an answer log: episodes, those with a malformed turn, and those of them that failed."""
-    counts: dict[int, list[int]] = {}
-    for row in read_jsonl(path):
-        bad = any(malformed_turn(a) for a in row["actions"] if isinstance(a, str))
-        c = counts.setdefault(int(row[key]), [0, 0, 0])
-        c[0], c[1], c[2] = c[0] + 1, c[1] + bad, c[2] + (bad and not row["success"])
-    return {k: (v[0], v[1], v[2]) for k, v in counts.items()}
-
-
-def markup_table(logs: list[RunLog], window: int) -> list[str]:
-    """Table 8: held-out episodes with a malformed turn (:func:`~envsched_gym.parsing.malformed_turn`) at each evaluation, and training rollouts with one per window.
-
-    Step 0 comes from whichever run of the seed evaluated the start. A run archived without its
-    answer logs (``train_grpo.py --log-answers``, since session 40) shows ``no answer logs``.
-    """
-    steps = sorted({s for log in logs for s in log.heldout})
-    held: dict[tuple[int, str], dict[int, tuple[int, int, int]]] = {}
-    for log in logs:
-        path = log.path / "eval_answers.jsonl" if log.path else None
-        held[log.seed, log.label] = malformed_episodes(path, "step") if path and path.exists() else {}
-    lines = ["| run | seed | " + " | ".join(f"held-out at step {s}: malformed (failed)" for s in steps) + " | training rollouts malformed per window |",
-             "|---|---|" + "---|" * (len(steps) + 1)]  # fmt: skip
-    for log in logs:
-        answers = log.path / "answers.jsonl" if log.path else None
-        if not held[log.seed, log.label] or not answers or not answers.exists():
-            lines.append(f"| {log.label} | {log.seed} | " + " | ".join("no answer logs" for _ in range(len(steps) + 1)) + " |")
-            continue
-        start = next((h[0] for (seed, _), h in held.items() if seed == log.seed and 0 in h), None)
-        cells = [f"{c[1]} ({c[2]}) of {c[0]}" if c else "-" for c in (held[log.seed, log.label].get(s, start if s == 0 else None) for s in steps)]
-        rounds = malformed_episodes(answers, "round")
-        per = [sum(rounds[r][1] for r in rounds if r // window == w) for w in range(max(rounds) // window + 1)] if rounds else []
-        lines.append(f"| {log.label} | {log.seed} | " + " | ".join(cells) + f" | {', '.join(map(str, per))} |")
-    return lines
-
-
 def report(folders: Path | list[Path], reference: str = "random", window: int | None = None) -> str:
-    """The eight tables of one or more comparison folders; ``window`` defaults to T from their ``summary.json``."""
+    """The nine tables of one or more comparison folders; ``window`` defaults to T from their ``summary.json``."""
     folders = [folders] if isinstance(folders, Path) else folders
     folder = ", ".join(map(str, folders))
     logs = load_folders(folders)
@@ -478,7 +447,9 @@ def report(folders: Path | list[Path], reference: str = "random", window: int | 
              "", "Held-out gain by domain (trained: some group of the domain had varied rewards):", *domain_table(logs),
              "", "Held-out gain by task kind (writes: the gold solution calls a tool that changes the state; no_call: it makes no call):", *kind_table(logs),
              "", f"Malformed turns (a call that does not parse, or tool-call tags left outside the calls), held-out episodes per evaluation and training rollouts per window of {window} steps:",
-             *markup_table(logs, window)]  # fmt: skip
+             *markup_table(logs, window),
+             "", "Argument drift (held-out episodes that call a tool of their gold: with an argument no gold call of it passes / without one every gold call of it passes):",
+             *argument_table(logs)]  # fmt: skip
     return "\n".join(parts)
 
 

@@ -164,30 +164,3 @@ def test_held_out_gain_and_groups_are_split_by_task_kind(tmp_path):
     assert cells[4].startswith("1.000 ") and cells[4].endswith("(2)")  # both reads learned
     assert cells[5:] == ["1", "2"]  # groups on writes, on reads
 
-
-GOOD = '<tool_call>\n{"name": "open_gym", "arguments": {}}\n</tool_call>'
-BAD = "<tool_response>\n<tool_call>\n<tool_call>\n<tool_call>"
-
-
-def _episode(key: str, at: int, actions: list[str], success: bool) -> dict:
-    return {key: at, "task_id": "ToolWorld/gym-5/000", "actions": actions, "success": success, "reward": float(success)}
-
-
-def _write_answers(run: Path, name: str, rows: list[dict]) -> None:
-    (run / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
-
-
-def test_malformed_turns_are_counted_per_evaluation_and_per_window_with_step_0_from_the_seeds_start(tmp_path):
-    _write_run(tmp_path, 0, "envsched", [_row(["ToolWorld/gym-1/000"], [0.5])] * 4, {0: [1, 1, 1, 0], 4: [1, 0, 0, 0]})
-    _write_run(tmp_path, 0, "random", [_row(["ToolWorld/gym-1/000"], [0.5])] * 4, {4: [1, 1, 1, 1]})
-    _write_run(tmp_path, 0, "plr", [_row(["ToolWorld/gym-1/000"], [0.5])] * 4, {4: [1, 1, 1, 1]})
-    env, rnd = tmp_path / "seed0" / "envsched", tmp_path / "seed0" / "random"
-    _write_answers(env, "eval_answers.jsonl", [_episode("step", 0, [GOOD, "Done."], True)] * 3 + [_episode("step", 0, [GOOD, BAD], False)]
-                   + [_episode("step", 4, [GOOD, BAD], False)] * 2 + [_episode("step", 4, [BAD + "\n" + GOOD, "Done."], True)] + [_episode("step", 4, ["No."], False)])  # fmt: skip
-    _write_answers(env, "answers.jsonl", [_episode("round", r, [GOOD, BAD if r >= 2 else "Done."], False) for r in range(4) for _ in range(2)])
-    _write_answers(rnd, "eval_answers.jsonl", [_episode("step", 4, [GOOD, "Done."], True)] * 4)
-    _write_answers(rnd, "answers.jsonl", [_episode("round", r, [BAD], False) for r in (1, 3)])
-    lines = report(tmp_path, "random", window=2).split("Malformed turns")[1].splitlines()
-    assert "| envsched | 0 | 1 (1) of 4 | 3 (2) of 4 | 0, 4 |" in lines
-    assert "| random | 0 | 1 (1) of 4 | 0 (0) of 4 | 1, 1 |" in lines  # step 0 is the start's, evaluated by envsched
-    assert "| plr | 0 | no answer logs | no answer logs | no answer logs |" in lines
