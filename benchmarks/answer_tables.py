@@ -9,8 +9,8 @@ docs/training.md "What the held-out losses are made of"):
 * **argument drift**: the right tool called with an argument the task's gold call does not pass
   (a ``minutes`` on ``cancel_event``), or without one it does.
 
-Both need ``train_grpo.py --log-answers`` (on in ``train_compare.py`` since session 40): a run
-archived without its answer logs shows ``no answer logs``.
+Both need ``train_grpo.py --log-answers`` (on in ``train_compare.py`` since session 40) with the
+episodes' actions: a run archived without such logs shows ``no answer logs``.
 """
 
 from __future__ import annotations
@@ -29,6 +29,13 @@ if TYPE_CHECKING:
 
 Counts = tuple[int, ...]
 NO_LOGS = "no answer logs"
+FIELDS = ("task_id", "success", "actions")
+"""What an answer log's rows need here; the training logs of sessions 40-41 have no ``actions``."""
+
+
+def readable(path: Path | None) -> bool:
+    """Whether ``path`` is an answer log whose every row has :data:`FIELDS` (a missing or older log is shown as :data:`NO_LOGS`)."""
+    return path is not None and path.exists() and all(all(k in row for k in FIELDS) for row in read_jsonl(path))
 
 
 def malformed(row: dict[str, Any]) -> bool:
@@ -57,7 +64,7 @@ def heldout_counts(logs: list[RunLog], count: Callable[[dict[str, Any]], Counts]
     out: dict[tuple[int, str], dict[int, Counts]] = {}
     for log in logs:
         path = log.path / "eval_answers.jsonl" if log.path else None
-        out[log.seed, log.label] = count_by(path, "step", count) if path and path.exists() else {}
+        out[log.seed, log.label] = count_by(path, "step", count) if path is not None and readable(path) else {}
     for (seed, _label), steps in out.items():
         start = next((s[0] for (other, _), s in out.items() if other == seed and 0 in s), None)
         if steps and 0 not in steps and start is not None:
@@ -74,7 +81,7 @@ def markup_table(logs: list[RunLog], window: int) -> list[str]:
              "|---|---|" + "---|" * (len(steps) + 1)]  # fmt: skip
     for log in logs:
         answers = log.path / "answers.jsonl" if log.path else None
-        if not held[log.seed, log.label] or not answers or not answers.exists():
+        if not held[log.seed, log.label] or not readable(answers):
             lines.append(f"| {log.label} | {log.seed} | " + " | ".join([NO_LOGS] * (len(steps) + 1)) + " |")
             continue
         cells = [f"{c[1]} ({c[2]}) of {c[0]}" if c else "-" for c in (held[log.seed, log.label].get(s) for s in steps)]

@@ -35,10 +35,15 @@ def test_malformed_turns_are_counted_per_evaluation_and_per_window_with_step_0_f
     _write_answers(env, "answers.jsonl", [_episode("round", r, [GOOD, BAD if r >= 2 else "Done."], False) for r in range(4) for _ in range(2)])
     _write_answers(rnd, "eval_answers.jsonl", [_episode("step", 4, [GOOD, "Done."], True)] * 4)
     _write_answers(rnd, "answers.jsonl", [_episode("round", r, [BAD], False) for r in (1, 3)])
+    old = tmp_path / "seed0" / "plr"  # logged as in sessions 40-41: no actions
+    _write_answers(old, "eval_answers.jsonl", [{"step": 4, "task_id": "ToolWorld/gym-5/000", "answer": "x", "success": False}])
+    _write_answers(old, "answers.jsonl", [{"round": 0, "task_id": "ToolWorld/gym-1/000", "answer": "x", "success": False}])
     lines = report(tmp_path, "random", window=2).split("Malformed turns")[1].split("Argument drift")[0].splitlines()
     assert "| envsched | 0 | 1 (1) of 4 | 3 (2) of 4 | 0, 4 |" in lines
     assert "| random | 0 | 1 (1) of 4 | 0 (0) of 4 | 1, 1 |" in lines  # step 0 is the start's, evaluated by envsched
     assert "| plr | 0 | no answer logs | no answer logs | no answer logs |" in lines
+    arguments = report(tmp_path, "random", window=2).split("Argument drift")[1].splitlines()
+    assert "| plr | 0 | no answer logs | no answer logs |" in arguments
 
 
 def test_gold_arguments_are_read_from_the_registered_familys_gold_calls():
