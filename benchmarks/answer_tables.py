@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import envsched_gym
-from envsched_gym.parsing import malformed_turn, parse_tool_calls
+from envsched_gym.parsing import malformed_episode, parse_tool_calls
 from envsched_gym.registry import families as registered_families
 from envsched_gym.rl.plots import read_jsonl
 
@@ -38,11 +38,6 @@ def readable(path: Path | None) -> bool:
     return path is not None and path.exists() and all(all(k in row for k in FIELDS) for row in read_jsonl(path))
 
 
-def malformed(row: dict[str, Any]) -> bool:
-    """Whether an episode of an answer log has a malformed turn (:func:`~envsched_gym.parsing.malformed_turn`)."""
-    return any(malformed_turn(a) for a in row["actions"] if isinstance(a, str))
-
-
 def count_by(path: Path, key: str, count: Callable[[dict[str, Any]], Counts]) -> dict[int, Counts]:
     """``count`` of each episode of an answer log, summed per ``key`` (``round`` or ``step``)."""
     sums: dict[int, Counts] = {}
@@ -54,7 +49,7 @@ def count_by(path: Path, key: str, count: Callable[[dict[str, Any]], Counts]) ->
 
 
 def _markup(row: dict[str, Any]) -> Counts:
-    bad = malformed(row)
+    bad = malformed_episode(row["actions"])
     return 1, int(bad), int(bad and not row["success"])
 
 
@@ -115,7 +110,7 @@ def argument_counter(gold: dict[str, dict[str, tuple[frozenset[str], frozenset[s
         tools = gold.get(row["task_id"])
         if tools is None:
             return 0, 0, 0
-        calls = [c for a in row["actions"] if isinstance(a, str) for c in parse_tool_calls(a).calls if c.name in tools]
+        calls = [c for a in row["actions"] for c in parse_tool_calls(a).calls if c.name in tools]
         extra = any(set(c.arguments) - tools[c.name][0] for c in calls)
         missing = any(tools[c.name][1] - set(c.arguments) for c in calls)
         return int(bool(calls)), int(extra), int(missing)

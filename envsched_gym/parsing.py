@@ -122,10 +122,15 @@ def malformed_turn(text: str, formats: tuple[Format, ...] = ALL_FORMATS) -> bool
     outside every parsed call, which parsing alone lets through: a turn that opens with the
     environment's own ``<tool_response>`` tag, or stray tags before a well-formed call, parse to
     a good call plus content. GRPO can teach a small model such text without any reward for it
-    (docs/training.md, "Malformed turns"), so it is counted apart from the reward.
+    (docs/training.md, "What the held-out losses are made of"), so it is counted apart from the reward.
     """
     parsed = parse_tool_calls(text, formats)
     return bool(parsed.errors) or any(tag in parsed.content for tag in MARKUP_TAGS)
+
+
+def malformed_episode(actions: list[str]) -> bool:
+    """Whether any of an episode's generated turns (an answer log's ``actions``) is a :func:`malformed_turn`."""
+    return any(malformed_turn(a) for a in actions)
 
 
 def _capped(result: ParseResult, max_calls: int) -> ParseResult:

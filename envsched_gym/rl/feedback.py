@@ -63,6 +63,8 @@ def group_rollouts(
     """Consecutive runs of ``num_generations`` rollouts (the sampler's layout) as groups; ``malformed``, per rollout, where known."""
     if len(task_ids) % num_generations:
         raise ValueError(f"{len(task_ids)} rollouts do not split into groups of {num_generations}")
+    if malformed is not None and len(malformed) != len(task_ids):
+        raise ValueError(f"{len(malformed)} malformed flags for {len(task_ids)} rollouts; give one per rollout")
     groups = []
     for start in range(0, len(task_ids), num_generations):
         stop = start + num_generations

@@ -29,7 +29,7 @@ from transformers import PreTrainedTokenizerBase, TrainerCallback
 from trl import GRPOTrainer
 from trl.trainer import grpo_trainer as trl_grpo
 
-from envsched_gym.parsing import malformed_turn
+from envsched_gym.parsing import malformed_episode
 from envsched_gym.rl.cpu_scoring import score_completions_only_on_cpu
 from envsched_gym.rl.feedback import RoundLogger, group_rollouts
 from envsched_gym.rl.frozen_bf16 import store_frozen_in_bf16
@@ -247,7 +247,7 @@ class EnvironmentRollouts:
         )  # fmt: skip
         rows = gather_object([(r.task_id, r.env_id, r.reward, r.success, answer_record(r, self.round)) for r in rollouts])
         task_ids, env_ids, rewards, successes, records = (list(col) for col in zip(*rows, strict=True))
-        malformed = [any(malformed_turn(a) for a in record["actions"]) for record in records]
+        malformed = [malformed_episode(record["actions"]) for record in records]
         groups = group_rollouts(task_ids, env_ids, rewards, successes, self.num_generations, malformed)
         trainer._metrics["train"]["malformed"].append(sum(malformed) / len(malformed))  # TRL averages it into the step's log
         self.varied_groups = sum(len(set(g.rewards)) > 1 for g in groups)

@@ -25,6 +25,8 @@ def test_groups_must_be_one_task_each():
         group_rollouts(["a", "b", "b", "b"], ["E"] * 4, [0] * 4, [False] * 4, 2)
     with pytest.raises(ValueError, match="do not split"):
         group_rollouts(["a"] * 3, ["E"] * 3, [0] * 3, [False] * 3, 2)
+    with pytest.raises(ValueError, match="3 malformed flags for 4 rollouts"):
+        group_rollouts(["a"] * 4, ["E"] * 4, [0] * 4, [False] * 4, 2, [False] * 3)
 
 
 def test_round_record_effective_ratio_shares_and_calibration():
