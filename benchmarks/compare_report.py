@@ -114,13 +114,22 @@ def finished_runs(folder: Path) -> list[Path]:
 
 
 def train_args_of(run: Path) -> str | None:
-    """The ``--train-args`` a finished run was made with: its ``archived.json`` records them, a live run's folder its ``summary.json``."""
+    """The train_grpo.py flags a finished run was given beyond the comparison's own: its ``archived.json`` records them, a live run's folder its ``summary.json``.
+
+    That is its ``--train-args``, then ``--beta B`` when ``train_compare.py --beta`` was above 0
+    (an option since session 48; before it a KL anchor was passed in ``--train-args``, and runs
+    without either were unanchored), so a run labelled ``[--warm-start-steps 64 --beta 0.04]``
+    means the same whichever way it was asked for.
+    """
     stamp, summary = run / ARCHIVE_MARKER, run.parents[1] / "summary.json"
     if stamp.exists():
         config = json.loads(stamp.read_text()).get("train_compare_config")
     else:
         config = json.loads(summary.read_text()).get("config") if summary.exists() else None
-    return config.get("train_args") if isinstance(config, dict) else None
+    if not isinstance(config, dict) or config.get("train_args") is None:
+        return None
+    beta = config.get("beta", 0.0)
+    return " ".join(filter(None, (config["train_args"], f"--beta {beta:g}" if beta else "")))
 
 
 def load_runs(folder: Path) -> list[RunLog]:

@@ -8,7 +8,8 @@
 For each seed, one starting policy is built once (the preset's base model and its warm start,
 or the micro model) and every scheduler trains from it with the same task pool, the same
 rollouts per step (tasks_per_step x G) and the same held-out tasks, evaluated greedily at steps
-0, T and 3T (``steps`` = 3T; ``--eval-2t`` adds 2T). Nothing is simulated: each step is a real GRPO update from
+0, T and 3T (``steps`` = 3T; ``--eval-2t`` adds 2T). Every run's GRPO is anchored to the seed's
+starting policy by a KL penalty (``--beta``, 0.04; 0: unanchored, as before session 48). Nothing is simulated: each step is a real GRPO update from
 real environment rollouts. The runs go one after another (each uses both cores).
 
 Prints per scheduler and seed the effective ratio per step, held-out success with bootstrap 95%
@@ -45,7 +46,7 @@ from envsched_gym.curriculum import parse_variant  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
 from envsched_gym.rl.summary import paired_gain, success_interval  # noqa: E402
 from envsched_gym.rl.tasks import select_tasks  # noqa: E402
-from training.train_grpo import TrainConfig, parse_config, resolve_base, warm_started  # noqa: E402
+from training.train_grpo import TrainConfig, check_beta, parse_config, resolve_base, warm_started  # noqa: E402
 
 T = TypeVar("T")
 
@@ -64,6 +65,8 @@ class CompareConfig:
     num_generations: int = field(default=4, metadata={"help": "Rollouts per task (G)."})
     eval_tasks: int = field(default=100, metadata={"help": "Held-out tasks evaluated greedily at steps 0, T and 3T (T = steps // 3)."})
     eval_2t: bool = field(default=False, metadata={"help": "Also evaluate at 2T (one more 100-task evaluation per run)."})
+    beta: float = field(default=0.04, metadata={"help": "KL coefficient of every run (train_grpo.py --beta), anchoring GRPO to the seed's starting policy; "
+                                                   "0: unanchored, as every comparison before session 48 (docs/training.md, 'A KL anchor to the start')."})  # fmt: skip
     train_args: str = field(default="", metadata={"help": "More train_grpo.py flags for every run and the starting policy, e.g. '--learning-rate 1e-4 --warm-start-steps 6' "
                                                           "(not the ones this script sets: use its own options)."})  # fmt: skip
     start_from: str = field(default="", metadata={"help": "Another comparison folder whose start-seed<S> policies every run starts from, copied here once: a control "
@@ -168,7 +171,7 @@ def extra_args(config: CompareConfig) -> list[str]:
 
 
 _RUN_FLAGS = ("preset", "output-dir", "model", "scheduler", "steps", "tasks-per-step", "num-generations", "eval-steps", "eval-tasks",
-              "save-steps", "seed", "warm-start-steps", "eval-base", "scheduler-options")  # fmt: skip
+              "save-steps", "seed", "warm-start-steps", "eval-base", "scheduler-options", "beta")  # fmt: skip
 """The train_grpo.py flags :func:`train_command` sets for every run."""
 
 
@@ -177,7 +180,7 @@ def train_command(config: CompareConfig, scheduler: str, seed: int, model: Path,
     args = {
         "preset": config.preset, "output-dir": run, "model": model, "scheduler": scheduler, "steps": config.steps,
         "tasks-per-step": config.tasks_per_step, "num-generations": config.num_generations, "eval-steps": ",".join(map(str, eval_steps(config, first))),
-        "eval-tasks": config.eval_tasks, "save-steps": config.steps, "seed": seed, "warm-start-steps": 0, "eval-base": False,
+        "eval-tasks": config.eval_tasks, "save-steps": config.steps, "seed": seed, "warm-start-steps": 0, "eval-base": False, "beta": config.beta,
         **({"scheduler-options": options} if options else {}),
     }  # fmt: skip
     assert set(args) <= set(_RUN_FLAGS), "keep _RUN_FLAGS in step with train_command"
@@ -309,6 +312,7 @@ def main(config: CompareConfig) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     runs(config)  # malformed --variants or --train-args fail before the first warm start
     extra_args(config)
+    check_beta(config.beta)
     run_all(config, out)
     return report(config, collect(config, out), out)
 

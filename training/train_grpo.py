@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
+import math
 import os
 import re
 import sys
@@ -206,6 +207,12 @@ def check_signal_gate(config: TrainConfig) -> None:
         raise SystemExit(f"--signal-groups-per-update {config.signal_groups_per_update} accumulates through the signal gate: drop --skip-empty-steps False, or use 1")
 
 
+def check_beta(beta: float) -> None:
+    """Refuse a KL coefficient below 0 (it would reward drifting away from the reference) or not finite."""
+    if not math.isfinite(beta) or beta < 0:
+        raise SystemExit(f"--beta {beta}: the KL coefficient must be a finite number >= 0 (0: no anchor; the GRPO paper used 0.04)")
+
+
 def build_scheduler(config: TrainConfig, train: Suite) -> BaseScheduler:
     """``--scheduler`` with ``--scheduler-options`` over ``train``; a wrong name or option stops the run with the fix."""
     try:
@@ -300,6 +307,7 @@ def main(config: TrainConfig) -> Path:
     """Train; returns the run directory."""
     check_signal_gate(config)
     check_replay(config)
+    check_beta(config.beta)
     if config.bf16 is None:
         config = dataclasses.replace(config, bf16=resolve_bf16(None))
     print(f"precision: {'bf16 autocast' if config.bf16 else 'fp32'} on {device_name()} ({'native' if native_bf16() else 'no native'} bf16 matmul)")

@@ -104,6 +104,22 @@ def test_a_control_from_the_same_start_in_another_folder_is_labelled_by_its_flag
     assert "| random | 0 | -0.750 " in text
 
 
+def test_a_kl_anchor_reads_the_same_from_the_option_and_from_the_train_args(tmp_path):
+    runs, option, flags = tmp_path / "runs", tmp_path / "option", tmp_path / "flags"
+    _comparison(runs, {0: ([1, 1, 0, 0], [0, 0, 0, 0])}, train_args="--warm-start-steps 64")  # before session 48: no beta key, unanchored
+    for folder, config in ((option, {"train_args": "--warm-start-steps 64", "beta": 0.04}), (flags, {"train_args": "--warm-start-steps 64 --beta 0.04"})):
+        _write_run(folder, 0, "envsched", [_row(["ToolWorld/shop-1/000"], [0.5])] * 6, {0: [0, 0, 0, 0], 6: [1, 1, 1, 0]})
+        (folder / "summary.json").write_text(json.dumps({"config": config, "T": 2}))
+        labels = [log.label for log in load_folders([runs, folder])]
+        assert labels == ["envsched [--warm-start-steps 64 --beta 0.04]", "envsched [--warm-start-steps 64]", "random [--warm-start-steps 64]"]
+    unanchored = tmp_path / "unanchored"
+    _comparison(unanchored, {0: ([1, 1, 0, 0], [0, 0, 0, 0])}, train_args="--warm-start-steps 64")
+    summary = json.loads((unanchored / "summary.json").read_text())
+    (unanchored / "summary.json").write_text(json.dumps({**summary, "config": {**summary["config"], "beta": 0.0}}))
+    with pytest.raises(SystemExit, match=r"seed 0's envsched .*run is in both"):  # --beta 0 is the unanchored run of old, not a new label
+        load_folders([runs, unanchored])
+
+
 def test_folders_of_one_seed_must_share_the_start_and_say_their_flags(tmp_path):
     runs, other = tmp_path / "runs", tmp_path / "other"
     _comparison(runs, {0: ([1, 1, 0, 0], [0, 0, 0, 0])}, train_args="")

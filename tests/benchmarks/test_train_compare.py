@@ -14,6 +14,7 @@ from benchmarks.train_compare import (
     collect,
     extra_args,
     in_child,
+    main,
     runs,
     shared_start,
     start_evaluation,
@@ -40,14 +41,26 @@ def test_every_run_starts_from_the_seeds_shared_policy_at_equal_rollouts():
 
 
 def test_train_args_reach_every_run_and_the_starting_policy_but_not_the_runs_warm_start():
-    config = CompareConfig(steps=12, train_args="--learning-rate 1e-4 --beta 0.04 --warm-start-steps 6")
+    config = CompareConfig(steps=12, train_args="--learning-rate 1e-4 --temperature 0.9 --warm-start-steps 6")
     run = parse_config(train_command(config, "random", 2, Path("/m"), Path("/out/seed2/random"))[2:])
-    assert (run.learning_rate, run.beta, run.warm_start_steps, run.seed, run.steps) == (1e-4, 0.04, 0, 2, 12)
+    assert (run.learning_rate, run.temperature, run.warm_start_steps, run.seed, run.steps) == (1e-4, 0.9, 0, 2, 12)
     start = parse_config(["--preset", config.preset, *extra_args(config)])
     assert start.warm_start_steps == 6 and start.learning_rate == 1e-4
 
 
-@pytest.mark.parametrize("flag", ["--seed 3", "--steps=20", "--scheduler_options repeat_discount=0", "--eval-tasks 10"])
+def test_every_run_is_anchored_to_its_start_by_default_and_the_option_sets_it():
+    default = parse_config(train_command(CompareConfig(steps=12), "random", 2, Path("/m"), Path("/r"))[2:])
+    unanchored = parse_config(train_command(CompareConfig(steps=12, beta=0.0), "envsched", 2, Path("/m"), Path("/r"))[2:])
+    assert (default.beta, unanchored.beta) == (0.04, 0.0)
+
+
+def test_a_negative_kl_coefficient_stops_the_comparison_before_any_start_is_built(tmp_path):
+    with pytest.raises(SystemExit, match=r"--beta -0.1: the KL coefficient must be a finite number >= 0"):
+        main(CompareConfig(output_dir=str(tmp_path / "cmp"), beta=-0.1))
+    assert not (tmp_path / "cmp" / "start-seed0").exists()
+
+
+@pytest.mark.parametrize("flag", ["--seed 3", "--steps=20", "--scheduler_options repeat_discount=0", "--eval-tasks 10", "--beta 0.1"])
 def test_train_args_may_not_set_what_the_comparison_sets(flag):
     with pytest.raises(SystemExit, match=r"is set by this script; use its own option"):
         extra_args(CompareConfig(train_args=flag))

@@ -241,8 +241,10 @@ def test_the_replay_only_control_keeps_the_rollouts_and_draws_and_drops_the_poli
     (["--sft-replay", "inf"], {}, "finite number above 0"),
     (["--sft-replay", "1", "--sft-replay-batch", "0"], {}, "whole number of conversations"),
     (["--sft-replay", "1"], {"WORLD_SIZE": "2"}, "runs in one process"),
+    (["--beta", "-0.04"], {}, "KL coefficient must be a finite number >= 0"),
+    (["--beta", "nan"], {}, "KL coefficient must be a finite number >= 0"),
 ])  # fmt: skip
-def test_a_replay_that_cannot_work_is_refused(argv, env, message, tmp_path, monkeypatch):
+def test_a_setting_that_cannot_work_is_refused_before_any_model_work(argv, env, message, tmp_path, monkeypatch):
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     with pytest.raises(SystemExit, match=message):
