@@ -97,6 +97,11 @@ class EnvSchedConfig:
             (docs/curriculum.md, "Visit cap").
         kind_cover: Split each family's groups over its call kinds by their pool share within the
             band (see the module docstring); off: the family's best nodes, whatever their kind.
+        kind_transfer: Whether the transfer value is part of the evidence that tilts a family's
+            call-kind shares (the picks within a kind use it either way). Off (the default since
+            session 49): a kind is tilted by its best nodes' predicted signal alone, so a kind
+            whose tasks share fewer units by construction (no-call tasks) is not held at its
+            band's floor (see :meth:`EnvSchedScheduler._rescore`).
         predictor: Evidence weights and decay of the variance predictor.
     """
 
@@ -118,6 +123,7 @@ class EnvSchedConfig:
     direction_transfer: float = 1.0
     max_visits: int = 0
     kind_cover: bool = True
+    kind_transfer: bool = False
     predictor: PredictorConfig = field(default_factory=PredictorConfig)
 
 
@@ -135,7 +141,7 @@ class EnvSchedScheduler(BaseScheduler):
     """
 
     name = "envsched"
-    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "predictor", "env_groups", "config", "progress", "base_score", "kind_mix")
+    STATE_KEYS = (*BaseScheduler.STATE_KEYS, "predictor", "env_groups", "config", "progress", "base_score", "signal_score", "kind_mix")
 
     def __init__(
         self,
@@ -167,7 +173,9 @@ class EnvSchedScheduler(BaseScheduler):
         self.progress = LearningProgress(len(self.task_ids))
         self._within_in = self.graph.within.T.tocsr()
         self._slot = np.full(len(self.task_ids), -1, dtype=np.int64)
-        self._base_score = self._node_score(np.arange(len(self.task_ids)))
+        n = len(self.task_ids)
+        self._base_score, self._signal_score = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
+        self._rescore(np.arange(n))
         self.env_family = np.zeros(len(self.env_ids), dtype=np.int64)
         self.env_family[self.env_of] = self.mixture.family_of
         self.env_share = self._env_targets()
@@ -193,7 +201,7 @@ class EnvSchedScheduler(BaseScheduler):
         refreshed = self.predictor.refresh()
         self.progress.refresh()
         self._values = None  # the unit values follow the refreshed predictions once per batch
-        self._base_score[refreshed] = self._node_score(refreshed)
+        self._rescore(refreshed)
         score = self.scores()  # one snapshot serves every family: a fill refreshes only its own family's nodes
         picks: list[int] = []
         for family, count in enumerate(self.mixture.counts(size, self.family_shares(size, score))):
@@ -303,9 +311,17 @@ class EnvSchedScheduler(BaseScheduler):
             variance = variance * self.progress.factor(nodes) ** cfg.progress_weight
         return variance
 
-    def _node_score(self, nodes: np.ndarray) -> np.ndarray:
-        score = self._variance_term(nodes) + self.config.task_bonus * self.predictor.uncertainty[nodes] + self.tie_break[nodes]
-        return score.astype(np.float32)
+    def _rescore(self, nodes: np.ndarray) -> None:
+        """Refresh the cached scores of ``nodes`` from the cached predictions.
+
+        ``_base_score`` is the pick score without the environment bonus; ``_signal_score`` is the
+        same without the transfer factor, the evidence that tilts a family's call kinds unless
+        ``kind_transfer`` (a no-call task's transfer value counts its environment alone, so read
+        into the kind's share it would hold the kind at its band's floor whatever its rewards say).
+        """
+        rest = self.config.task_bonus * self.predictor.uncertainty[nodes] + self.tie_break[nodes]
+        self._base_score[nodes] = self._variance_term(nodes) + rest
+        self._signal_score[nodes] = self._variance_term(nodes, np.ones(len(nodes))) + rest
 
     def observe(self, node: int, rewards: np.ndarray, mean: float, variance: float) -> None:
         """Fold one checked group into the node's statistics and its neighbours' aggregates."""
@@ -342,8 +358,9 @@ class EnvSchedScheduler(BaseScheduler):
         for similarity to, and discounted for the units of, the family's earlier picks.
         """
         kinds, left = self.kind_mix[family], self.quotas(count, family)
+        shares = self.part_shares(kinds, count, score if self.config.kind_transfer else self._signal_score)
         picks: list[int] = []
-        for members, part in zip(kinds.members, kinds.counts(count, self.part_shares(kinds, count, score)), strict=True):
+        for members, part in zip(kinds.members, kinds.counts(count, shares), strict=True):
             if part:
                 picks.extend(self._fill(int(part), members, score[members], left, picks))
         return picks
@@ -375,7 +392,7 @@ class EnvSchedScheduler(BaseScheduler):
             local = local[np.isfinite(open_score[local])]
             cand = members[local]
             self.predictor.store(cand, *self.predictor.compute(cand))
-            self._base_score[cand] = self._node_score(cand)
+            self._rescore(cand)
             fresh = self._base_score[cand] + self.env_term()[self.env_of[cand]]
             order = np.argsort(-fresh, kind="stable")
             before = len(picks)
@@ -468,6 +485,7 @@ class EnvSchedScheduler(BaseScheduler):
         """Clock, RNG, statistics and cached predictions (the graph is rebuilt from the suite)."""
         return {**self.base_state(), "predictor": self.predictor.state_dict(), "env_groups": self.env_groups.tolist(),
                 "config": asdict(self.config), "progress": self.progress.state_dict(), "base_score": self._base_score.tolist(),
+                "signal_score": self._signal_score.tolist(),
                 "kind_mix": {f: mix.state_dict() for f, mix in zip(self.mixture.families, self.kind_mix, strict=True)}}  # fmt: skip
 
     def read_state(self, reader: StateReader) -> dict[str, Any]:
@@ -482,6 +500,7 @@ class EnvSchedScheduler(BaseScheduler):
             "env_groups": reader.array("env_groups", (len(self.env_ids),), minimum=0.0),
             "progress": self.progress.read_state(reader.nested("progress", LearningProgress.STATE_KEYS)),
             "_base_score": reader.array("base_score", (len(self.task_ids),)).astype(np.float32),
+            "_signal_score": reader.array("signal_score", (len(self.task_ids),)).astype(np.float32),
             "kind_mix": [mix.read_state(kinds.nested(f, Mixture.STATE_KEYS)) for f, mix in zip(self.mixture.families, self.kind_mix, strict=True)],
         }
 
@@ -511,6 +530,8 @@ def _with_overrides(config: EnvSchedConfig, overrides: dict[str, Any]) -> EnvSch
         raise ValueError(f"max_visits must be a whole number of groups, at least 0 (0: no cap), got {merged.max_visits!r}")
     if merged.kind_cover not in (0, 1):
         raise ValueError(f"kind_cover must be true (cover every call kind of a family) or false, got {merged.kind_cover!r}")
+    if merged.kind_transfer not in (0, 1):
+        raise ValueError(f"kind_transfer must be true (the transfer value tilts the call kinds) or false, got {merged.kind_transfer!r}")
     if merged.direction_transfer not in (0, 1):
         raise ValueError(
             f"direction_transfer must be 1 (the learned direction of transfer) or 0 (the reach x room form), "

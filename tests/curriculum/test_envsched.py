@@ -187,6 +187,40 @@ def test_kind_cover_keeps_the_write_tasks_share_when_look_ups_score_higher() -> 
     assert _write_share(EnvSchedScheduler(suite, seed=0, kind_cover=False), 20) < 0.3
 
 
+def _with_refusals(reads: int = 40, writes: int = 40, refusals: int = 20) -> Suite:
+    """``_look_ups_and_writes`` plus tasks whose gold makes no call: they exercise no tool, so their transfer value counts the environment alone."""
+    env = _look_ups_and_writes(1, 0).nodes[0].env
+    refuse = [TaskNode(env, TaskSpec(f"refuse-{i}", "Shop", f"delete every item {i}", solution=[AssistantTurn("I cannot delete every item.", [])])) for i in range(refusals)]
+    return Suite([*_look_ups_and_writes(reads, writes).nodes, *refuse])
+
+
+def _refusal_share(scheduler: EnvSchedScheduler, rounds: int) -> tuple[int, float]:
+    """No-call picks in the first batch of 10, and their share over ``rounds`` batches, when every group varies alike (1, 0, 1, 0)."""
+    picks = []
+    for _ in range(rounds):
+        batch = scheduler.next_batch(10)
+        picks += batch
+        for task in batch:
+            scheduler.update(task, [1.0, 0.0, 1.0, 0.0])
+    return sum(t.startswith("refuse") for t in picks[:10]), sum(t.startswith("refuse") for t in picks) / len(picks)
+
+
+def test_a_kind_with_fewer_shared_units_keeps_its_target_share_when_rewards_do_not_differ() -> None:
+    """Session 48's floor: every EnvSched run gave ToolWorld's no-call tasks 7 of 144 groups (the band's floor), from their transfer value alone."""
+    suite = _with_refusals()
+    s = EnvSchedScheduler(suite, seed=0)
+    assert s.kind_mix[0].families == ["writes", "reads", "no_call"] and s.kind_mix[0].target.tolist() == pytest.approx([0.4, 0.4, 0.2])
+    refusals = s.positions([t for t in s.task_ids if t.startswith("refuse")])
+    assert s.transfer_value(refusals).mean() < 0.6 * s.transfer_value(np.setdiff1d(np.arange(len(suite)), refusals)).mean()
+    assert _refusal_share(s, 20) == (2, pytest.approx(0.2))
+    assert _refusal_share(EnvSchedScheduler(suite, seed=0, kind_transfer=True), 20)[1] == pytest.approx(0.2 - MixtureConfig().band)  # tilted to its floor
+
+
+def test_kind_transfer_must_be_true_or_false(small_suite: Suite) -> None:
+    with pytest.raises(ValueError, match="kind_transfer must be true"):
+        EnvSchedScheduler(small_suite, kind_transfer=2)
+
+
 def test_the_kind_mix_carry_survives_a_state_round_trip() -> None:
     suite = _look_ups_and_writes(reads=7, writes=30)
     s = EnvSchedScheduler(suite, seed=3)

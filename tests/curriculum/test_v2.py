@@ -115,7 +115,9 @@ def test_every_v2_term_is_a_config_switch(small_suite: Suite, option: str) -> No
         on.progress.refresh()
         off.progress.refresh()
     nodes = np.arange(len(small_suite))
-    assert not np.allclose(on._node_score(nodes), off._node_score(nodes))
+    on._rescore(nodes)
+    off._rescore(nodes)
+    assert not np.allclose(on._base_score, off._base_score)
 
 
 def _shared_tool_suite() -> Suite:
@@ -152,7 +154,8 @@ def test_the_batch_rescore_kept_pick_by_pick_equals_the_transfer_value_of_the_pi
     computed from the picks' rows summed afresh (``transfer_value`` with ``covered``)."""
     s = EnvSchedScheduler(_shared_tool_suite(), seed=0, repeat_discount=1.0)
     cand = np.arange(80)
-    score = s._node_score(cand)
+    s._rescore(cand)
+    score = s._base_score[cand]
     rescore = s._spread(cand, score)
     rest = score - s._variance_term(cand, np.ones(len(cand))) * s.transfer_value(cand) ** s.config.transfer_weight
     picks: list[int] = []
