@@ -30,8 +30,9 @@ Within a family, the same rule covers the kinds of call the tasks' gold makes (`
 :data:`envsched_gym.curriculum.features.CALL_KINDS`: writes, reads, no call, no gold). Each
 kind of the family gets a :class:`~envsched_gym.curriculum.mixture.Mixture` share of the
 family's count: its share of the family's tasks, with the floor, cap and band of the family
-mix, tilted by its best nodes' scores like a family. Without it, EnvSched gave the real
-learner's write tasks 4-15 of 144 groups (random: 64-73) because look-ups share their tools
+mix, tilted by its best nodes' scores like a family, less their transfer factor (``kind_transfer``;
+a no-call task calls no tool, so its transfer value alone held the kind at the floor). Without
+the cover, EnvSched gave the real learner's write tasks 4-15 of 144 groups (random: 64-73) because look-ups share their tools
 with more tasks and score higher, and the policy unlearned writing: held-out write success fell
 from 0.25 and 0.37 to 0.00 while random's held (docs/training.md, "Session 42").
 """
