@@ -154,28 +154,39 @@ def test_max_visits_must_be_a_whole_number_of_groups(small_suite: Suite, value: 
         EnvSchedScheduler(small_suite, max_visits=value)
 
 
-def _look_ups_and_writes(reads: int = 40, writes: int = 60) -> Suite:
-    """One environment whose look-up tasks call ``get_item`` and whose write tasks call ``get_item`` then ``set_item`` (declared write)."""
+def _look_ups_and_writes(reads: int = 40, writes: int = 60, refusals: int = 0) -> Suite:
+    """One environment whose look-up tasks call ``get_item``, whose write tasks call ``get_item`` then ``set_item`` (declared write),
+    and whose refusal tasks' gold makes no call (they exercise no tool, so their transfer value counts the environment alone)."""
     tools = [ToolSpec("get_item", "read an item"), ToolSpec("set_item", "change an item", write=True)]
     env = EnvSpec(env_id="Shop", family="Shop", gym_id="envsched/Shop-v0", tools=tools)
     look = [TaskNode(env, TaskSpec(f"read-{i}", "Shop", f"what is item {i}", solution=[_turn("get_item")])) for i in range(reads)]
     change = [TaskNode(env, TaskSpec(f"write-{i}", "Shop", f"rename item {i}", solution=[_turn("get_item"), _turn("set_item")])) for i in range(writes)]
-    return Suite(look + change)
+    refuse = [TaskNode(env, TaskSpec(f"refuse-{i}", "Shop", f"delete every item {i}", solution=[AssistantTurn("I cannot delete every item.", [])])) for i in range(refusals)]
+    return Suite(look + change + refuse)
 
 
 def _turn(name: str) -> AssistantTurn:
     return AssistantTurn("", [ToolCall(name, {})])
 
 
-def _write_share(scheduler: EnvSchedScheduler, rounds: int) -> float:
-    """Share of write tasks over ``rounds`` batches of 10 when look-ups always vary (1, 0, 1, 0) and writes always fail."""
+def _picks(scheduler: EnvSchedScheduler, rounds: int, varied: str = "read") -> list[str]:
+    """Every pick of ``rounds`` batches of 10 when the tasks whose id starts with ``varied`` always vary (1, 0, 1, 0) and the others always fail."""
     picks = []
     for _ in range(rounds):
         batch = scheduler.next_batch(10)
         picks += batch
         for task in batch:
-            scheduler.update(task, [1.0, 0.0, 1.0, 0.0] if task.startswith("read") else [0.0] * 4)
-    return sum(t.startswith("write") for t in picks) / len(picks)
+            scheduler.update(task, [1.0, 0.0, 1.0, 0.0] if task.startswith(varied) else [0.0] * 4)
+    return picks
+
+
+def _share(picks: list[str], prefix: str) -> float:
+    return sum(t.startswith(prefix) for t in picks) / len(picks)
+
+
+def _write_share(scheduler: EnvSchedScheduler, rounds: int) -> float:
+    """Share of write tasks over ``rounds`` batches of 10 when look-ups always vary and writes always fail."""
+    return _share(_picks(scheduler, rounds), "write")
 
 
 def test_kind_cover_keeps_the_write_tasks_share_when_look_ups_score_higher() -> None:
@@ -187,33 +198,17 @@ def test_kind_cover_keeps_the_write_tasks_share_when_look_ups_score_higher() -> 
     assert _write_share(EnvSchedScheduler(suite, seed=0, kind_cover=False), 20) < 0.3
 
 
-def _with_refusals(reads: int = 40, writes: int = 40, refusals: int = 20) -> Suite:
-    """``_look_ups_and_writes`` plus tasks whose gold makes no call: they exercise no tool, so their transfer value counts the environment alone."""
-    env = _look_ups_and_writes(1, 0).nodes[0].env
-    refuse = [TaskNode(env, TaskSpec(f"refuse-{i}", "Shop", f"delete every item {i}", solution=[AssistantTurn("I cannot delete every item.", [])])) for i in range(refusals)]
-    return Suite([*_look_ups_and_writes(reads, writes).nodes, *refuse])
-
-
-def _refusal_share(scheduler: EnvSchedScheduler, rounds: int) -> tuple[int, float]:
-    """No-call picks in the first batch of 10, and their share over ``rounds`` batches, when every group varies alike (1, 0, 1, 0)."""
-    picks = []
-    for _ in range(rounds):
-        batch = scheduler.next_batch(10)
-        picks += batch
-        for task in batch:
-            scheduler.update(task, [1.0, 0.0, 1.0, 0.0])
-    return sum(t.startswith("refuse") for t in picks[:10]), sum(t.startswith("refuse") for t in picks) / len(picks)
-
-
 def test_a_kind_with_fewer_shared_units_keeps_its_target_share_when_rewards_do_not_differ() -> None:
     """Session 48's floor: every EnvSched run gave ToolWorld's no-call tasks 7 of 144 groups (the band's floor), from their transfer value alone."""
-    suite = _with_refusals()
+    suite = _look_ups_and_writes(reads=40, writes=40, refusals=20)
     s = EnvSchedScheduler(suite, seed=0)
     assert s.kind_mix[0].families == ["writes", "reads", "no_call"] and s.kind_mix[0].target.tolist() == pytest.approx([0.4, 0.4, 0.2])
     refusals = s.positions([t for t in s.task_ids if t.startswith("refuse")])
     assert s.transfer_value(refusals).mean() < 0.6 * s.transfer_value(np.setdiff1d(np.arange(len(suite)), refusals)).mean()
-    assert _refusal_share(s, 20) == (2, pytest.approx(0.2))
-    assert _refusal_share(EnvSchedScheduler(suite, seed=0, kind_transfer=True), 20)[1] == pytest.approx(0.2 - MixtureConfig().band)  # tilted to its floor
+    picks = _picks(s, 20, varied="")  # every group varies alike
+    assert _share(picks[:10], "refuse") == pytest.approx(0.2) and _share(picks, "refuse") == pytest.approx(0.2)
+    old = _picks(EnvSchedScheduler(suite, seed=0, kind_transfer=True), 20, varied="")
+    assert _share(old, "refuse") == pytest.approx(0.2 - MixtureConfig().band)  # tilted to its floor
 
 
 def test_kind_transfer_must_be_true_or_false(small_suite: Suite) -> None:
