@@ -17,8 +17,11 @@ nine tables:
 1. **Held-out gains** over the seed's starting policy at every evaluated step, paired over the
    same tasks (bootstrap 95% intervals), and each scheduler minus the reference at the same
    step, per seed and with the seeds pooled (the per-task differences of every seed together).
+   Each pooled row comes twice: with the pooled tasks resampled (the held-out sample's noise
+   only), and with the seeds resampled and then each seed's tasks (``seeds resampled``: the
+   spread between training runs too, the interval to judge a scheduler by).
 2. **The paper's target**: each scheduler at step T minus the reference at step 3T, per seed and
-   pooled (only when the folder has both evaluations).
+   pooled both ways (only when the folder has both evaluations).
 3. **Training signal** before each evaluation: the groups whose rewards varied and their summed
    ``variance / 0.25``. A scheduler at T can only match the reference at 3T with less signal if
    its groups teach more per unit of signal.
@@ -72,7 +75,7 @@ from benchmarks.answer_tables import argument_table, markup_table  # noqa: E402
 from envsched_gym.curriculum.features import CALL_KINDS, node_call_kinds  # noqa: E402
 from envsched_gym.registry import families as registered_families  # noqa: E402
 from envsched_gym.rl.plots import read_jsonl  # noqa: E402
-from envsched_gym.rl.summary import Interval, paired_gain, success_interval  # noqa: E402
+from envsched_gym.rl.summary import Interval, paired_gain, seeds_and_tasks_gain, success_interval  # noqa: E402
 
 VISIT_BINS = 4
 """Reward-by-visit columns: 1st, 2nd, 3rd, then every later visit together."""
@@ -312,6 +315,11 @@ def _pooled(pairs: list[tuple[RunLog, RunLog]], step: int, ref_step: int) -> Int
     return paired_gain(np.concatenate([r.heldout[ref_step] for _, r in pairs]), np.concatenate([o.heldout[step] for o, _ in pairs]))
 
 
+def _across_seeds(pairs: list[tuple[RunLog, RunLog]], step: int, ref_step: int) -> Interval:
+    """The pooled difference with its interval from resampling the seeds, then each seed's tasks."""
+    return seeds_and_tasks_gain([r.heldout[ref_step] for _, r in pairs], [o.heldout[step] for o, _ in pairs])
+
+
 def _seeds(pairs: list[tuple[RunLog, RunLog]]) -> str:
     return ",".join(str(log.seed) for log, _ in pairs)
 
@@ -335,6 +343,7 @@ def gains_table(logs: list[RunLog], reference: str) -> list[str]:
             lines.append(f"| {label} | {log.seed} | " + " | ".join(str(paired_gain(ref.heldout[s], log.heldout[s])) for s in steps) + " |")
         if len(runs) > 1:
             lines.append(f"| {label} | pooled {_seeds(runs)} | " + " | ".join(str(_pooled(runs, s, s)) for s in steps) + " |")
+            lines.append(f"| {label} | pooled {_seeds(runs)}, seeds resampled | " + " | ".join(str(_across_seeds(runs, s, s)) for s in steps) + " |")
     return lines
 
 
@@ -354,6 +363,7 @@ def target_table(logs: list[RunLog], reference: str, window: int) -> list[str]:
             lines.append(f"| {label} | {log.seed} | {paired_gain(ref.heldout[long], log.heldout[short])} |")
         if len(runs) > 1:
             lines.append(f"| {label} | pooled {_seeds(runs)} | {_pooled(runs, short, long)} |")
+            lines.append(f"| {label} | pooled {_seeds(runs)}, seeds resampled | {_across_seeds(runs, short, long)} |")
     return lines
 
 

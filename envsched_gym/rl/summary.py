@@ -49,6 +49,36 @@ def paired_gain(before: Sequence[float], after: Sequence[float], seed: int = 0, 
     return success_interval(np.asarray(after, dtype=float) - np.asarray(before, dtype=float), seed, resamples)
 
 
+def seeds_and_tasks_gain(befores: Sequence[Sequence[float]], afters: Sequence[Sequence[float]], seed: int = 0, resamples: int = 2000) -> Interval:
+    """``after - before`` pooled over several training seeds, with a two-level bootstrap 95% interval.
+
+    Each resample draws the seeds with replacement, then each drawn seed's tasks with replacement,
+    and takes the mean of every drawn per-task difference. So the interval carries the spread
+    between training runs as well as the held-out sample; a bootstrap of the pooled tasks alone
+    (:func:`paired_gain` on the concatenation) carries only the latter, and can exclude 0 when
+    the seeds disagree. The mean is that of all the per-task differences, as in the pooled
+    bootstrap. With two or three seeds only a few seed draws exist, so the interval is coarse.
+
+    Raises:
+        ValueError: No seeds, a different number of befores and afters, or a seed whose two
+            evaluations are not of the same number of tasks.
+    """
+    if not befores or len(befores) != len(afters):
+        raise ValueError(f"a pooled gain needs one before and one after per seed: {len(befores)} befores, {len(afters)} afters")
+    diffs = []
+    for i, (before, after) in enumerate(zip(befores, afters, strict=True)):
+        if len(before) != len(after) or not len(before):
+            raise ValueError(f"seed {i}: a paired gain needs the same tasks: {len(before)} results before, {len(after)} after")
+        diffs.append(np.asarray(after, dtype=float) - np.asarray(before, dtype=float))
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    for b in range(resamples):
+        drawn = [diffs[i][rng.integers(len(diffs[i]), size=len(diffs[i]))] for i in rng.integers(len(diffs), size=len(diffs))]
+        means[b] = np.concatenate(drawn).mean()
+    low, high = np.percentile(means, [2.5, 97.5])
+    return Interval(float(np.concatenate(diffs).mean()), float(low), float(high))
+
+
 def heldout_table(evals: list[dict[str, Any]]) -> str:
     """A Markdown table of every evaluation, then the gain of the last over the first and over step 0."""
     if not evals:

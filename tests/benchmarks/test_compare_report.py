@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,10 @@ def test_the_report_pools_seeds_and_refuses_an_unknown_reference(tmp_path):
     text = report(tmp_path, "random", window=2)
     pooled = next(line for line in text.splitlines() if "pooled 0,1" in line)
     assert pooled.startswith("| envsched | pooled 0,1 | 0.375 ")  # (2 + 1) / 8 tasks
+    across = next(line for line in text.splitlines() if "pooled 0,1, seeds resampled" in line)
+    assert across.startswith("| envsched | pooled 0,1, seeds resampled | 0.375 ")
+    width = [float(b) - float(a) for a, b in (re.search(r"\[(\S+), (\S+)\]", line).groups() for line in (pooled, across))]
+    assert width[1] >= width[0]  # resampling the seeds too never narrows it here (seed gains 0.5 and 0.25)
     assert "| envsched | 0 | 0.50 | 0.50 | 1 | 4 |" in text  # rollout reward per 2-step window, distinct tasks, groups
     with pytest.raises(SystemExit, match=r"--reference 'dump' is not a finished run .* use one of \['envsched', 'random'\]"):
         report(tmp_path, "dump", window=2)
