@@ -60,15 +60,17 @@ def seeds_and_tasks_gain(befores: Sequence[Sequence[float]], afters: Sequence[Se
     bootstrap. With two or three seeds only a few seed draws exist, so the interval is coarse.
 
     Raises:
-        ValueError: No seeds, a different number of befores and afters, or a seed whose two
-            evaluations are not of the same number of tasks.
+        ValueError: No seeds, a different number of befores and afters, a seed whose two
+            evaluations are not of the same number of tasks, or one with no tasks.
     """
     if not befores or len(befores) != len(afters):
         raise ValueError(f"a pooled gain needs one before and one after per seed: {len(befores)} befores, {len(afters)} afters")
     diffs = []
     for i, (before, after) in enumerate(zip(befores, afters, strict=True)):
-        if len(before) != len(after) or not len(before):
+        if len(before) != len(after):
             raise ValueError(f"seed {i}: a paired gain needs the same tasks: {len(before)} results before, {len(after)} after")
+        if not len(before):
+            raise ValueError(f"seed {i} has no held-out results; leave the seed out or evaluate it")
         diffs.append(np.asarray(after, dtype=float) - np.asarray(before, dtype=float))
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)

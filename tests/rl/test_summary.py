@@ -52,6 +52,8 @@ def test_pooling_needs_paired_seeds():
         seeds_and_tasks_gain([[0], [1]], [[1]])
     with pytest.raises(ValueError, match="seed 1: a paired gain needs the same tasks: 2 results before, 1 after"):
         seeds_and_tasks_gain([[0], [1, 0]], [[1], [1]])
+    with pytest.raises(ValueError, match="seed 0 has no held-out results"):
+        seeds_and_tasks_gain([[]], [[]])
 
 
 def test_table_reports_the_gain_over_the_base_and_over_the_start_of_grpo():
