@@ -7,6 +7,7 @@ copy-on-write world's first-write and DB-hash costs.
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import pickle
@@ -36,20 +37,25 @@ def median_ms(fn: Callable[[], object], repeat: int = 7) -> float:
     return statistics.median(times)
 
 
-def measure(world_cls: type, base: BaseDB, tool: str, args: dict, text: str, blob: bytes) -> list[float]:
+def measure(world_cls: type, base: BaseDB, tool: str, args: dict, text: str, blob: bytes, repeat: int = 7) -> list[float]:
     """Milliseconds for: deep copy, unpickle, JSON parse, COW world, COW world + one lookup, DB hash."""
     return [
-        median_ms(lambda: copy.deepcopy(base.tables)),
-        median_ms(lambda: pickle.loads(blob)),
-        median_ms(lambda: json.loads(text)),
-        median_ms(lambda: world_cls(base)),
-        median_ms(lambda: world_cls(base).call(tool, args)),
-        median_ms(lambda: world_cls(base).sha256()),
+        median_ms(lambda: copy.deepcopy(base.tables), repeat),
+        median_ms(lambda: pickle.loads(blob), repeat),
+        median_ms(lambda: json.loads(text), repeat),
+        median_ms(lambda: world_cls(base), repeat),
+        median_ms(lambda: world_cls(base).call(tool, args), repeat),
+        median_ms(lambda: world_cls(base).sha256(), repeat),
     ]
 
 
-def main() -> None:
-    """Print the table."""
+def main(argv: list[str] | None = None) -> None:
+    """Print the table (``--repeat``: timed calls per cell, the median is printed)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="timed calls per cell; the median is printed (default: 7)")
+    repeat = parser.parse_args(argv).repeat
+    if repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {repeat}")
     print(
         f"{'domain':8} {'MB':>5} " + " ".join(f"{c:>9}" for c in ("deepcopy", "pickle", "json", "cow make", "cow+get", "sha256")) + "  (ms)"
     )
@@ -59,7 +65,7 @@ def main() -> None:
         text = json.dumps(base.tables)
         blob = pickle.dumps(base.tables)
         world_cls(base).sha256()  # warm the per-record dump cache, as the first episode of a process does
-        row = measure(world_cls, base, tool, args, text, blob)
+        row = measure(world_cls, base, tool, args, text, blob, repeat)
         print(f"{domain:8} {len(text) / 1e6:5.1f} " + " ".join(f"{v:9.3f}" for v in row))
 
 

@@ -90,7 +90,7 @@ class TrainConfig:
     max_tasks: int = field(default=0, metadata={"help": "Seeded sample of at most this many training tasks (0: all)."})
     scheduler: str = field(default="envsched", metadata={"help": "Curriculum: envsched, random, dapo, mopps, plr or dump."})
     scheduler_options: str = field(default="", metadata={"help": "The scheduler's own options as key=value,... (numbers), e.g. repeat_discount=0 for EnvSched (EnvSchedConfig, PredictorConfig; docs/curriculum.md)."})
-    family_weights: str = field(default="", metadata={"help": "Target mix of the families, e.g. ToolWorld=0.7,BugTracker=0.3, one weight per family (empty: pool share with a 5% floor; docs/curriculum.md)."})
+    family_weights: str = field(default="", metadata={"help": "Target mix of the families, e.g. ToolWorld=0.7,BugTracker=0.3, one weight per family (empty: pool share with a floor of 5 percent; docs/curriculum.md)."})
     steps: int = field(default=6, metadata={"help": "Optimizer steps (one generation round each)."})
     tasks_per_step: int = field(default=4, metadata={"help": "GRPO groups (tasks) per step, over all processes."})
     num_generations: int = field(default=4, metadata={"help": "Rollouts per task (G)."})
