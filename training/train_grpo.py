@@ -42,6 +42,7 @@ from envsched_gym.plugins import import_modules, split_imports
 from envsched_gym.rl.console import use_step_lines
 from envsched_gym.rl.env_backend import EnvBackend
 from envsched_gym.rl.feedback import RoundLogger
+from envsched_gym.rl.format_penalty import check_format_penalty
 from envsched_gym.rl.generation import SamplingConfig
 from envsched_gym.rl.grpo import (
     ANSWERS,
@@ -101,6 +102,7 @@ class TrainConfig:
     beta: float = field(default=0.0, metadata={"help": "KL coefficient (0: no reference model)."})
     sft_replay: float = field(default=0.0, metadata={"help": "Weight of a supervised loss on gold conversations of the training split added to every GRPO micro-batch, PPO-ptx style: it keeps skills that give no rollout signal from being unlearned (0: off; envsched_gym/rl/sft_replay.py)."})
     sft_replay_batch: int = field(default=1, metadata={"help": "Gold conversations per micro-batch with --sft-replay."})
+    format_penalty: float = field(default=0.0, metadata={"help": "Subtracted from the reward GRPO learns from for an episode with a malformed turn (a call that does not parse, or tool-call tags outside the calls); the curriculum, metrics and evaluations keep the verifier's reward (0: off; envsched_gym/rl/format_penalty.py)."})
     pg_weight: float = field(default=1.0, metadata={"help": "Weight of TRL's GRPO loss (1: as is). 0 with --sft-replay is the replay-only control: the same rollouts and replay draws without the policy gradient."})
     skip_empty_steps: bool = field(default=True, metadata={"help": "Skip the optimizer step of a batch whose every group had equal rewards (a zero gradient), which Adam's momentum would otherwise still move (envsched_gym/rl/signal_gate.py)."})
     signal_groups_per_update: int = field(default=1, metadata={"help": "With --skip-empty-steps: accumulate the gradients of successive rounds and step once this many groups with varied rewards have contributed (1: step on every round with signal; at equal rollouts, fewer and less noisy updates; envsched_gym/rl/signal_gate.py)."})
@@ -308,6 +310,10 @@ def main(config: TrainConfig) -> Path:
     check_signal_gate(config)
     check_replay(config)
     check_beta(config.beta)
+    try:
+        check_format_penalty(config.format_penalty)
+    except ValueError as exc:
+        raise SystemExit(f"--format-penalty {config.format_penalty}: {exc}") from None
     if config.bf16 is None:
         config = dataclasses.replace(config, bf16=resolve_bf16(None))
     print(f"precision: {'bf16 autocast' if config.bf16 else 'fp32'} on {device_name()} ({'native' if native_bf16() else 'no native'} bf16 matmul)")
@@ -336,7 +342,7 @@ def main(config: TrainConfig) -> Path:
     rollouts = EnvironmentRollouts(
         train_envs(config, train), tokenizer, SamplingConfig(config.max_new_tokens, config.temperature), config.max_completion_length,
         RoundLogger(sampler, run / "metrics.jsonl", groups_per_update=config.signal_groups_per_update), config.num_generations, merge_lora=config.decode_merged,
-        answers_path=run / ANSWERS if config.log_answers else None,
+        answers_path=run / ANSWERS if config.log_answers else None, format_penalty=config.format_penalty,
     )  # fmt: skip
     callbacks: list[Any] = [CurriculumCheckpoint(sampler, rollouts)]
     if heldout is not None:

@@ -32,6 +32,7 @@ from trl.trainer import grpo_trainer as trl_grpo
 from envsched_gym.parsing import malformed_episode
 from envsched_gym.rl.cpu_scoring import score_completions_only_on_cpu
 from envsched_gym.rl.feedback import RoundLogger, group_rollouts
+from envsched_gym.rl.format_penalty import check_format_penalty, training_rewards, varied_groups
 from envsched_gym.rl.frozen_bf16 import store_frozen_in_bf16
 from envsched_gym.rl.generation import HFGenerator, SamplingConfig, TokenGenerator, VLLMGenerator
 from envsched_gym.rl.rollout import EnvPool, Rollout, run_rollouts
@@ -45,7 +46,7 @@ COMPLETE_MARKER = "envsched-complete.json"  # written last into checkpoint-N: th
 
 
 def env_reward(prompts: list[Any], completions: list[Any], env_reward: Sequence[float], **kwargs: Any) -> list[float]:
-    """TRL reward function: the environment verifier's outcome reward of each rollout."""
+    """TRL reward function: each rollout's training reward, the verifier's outcome reward less any format penalty."""
     return [float(r) for r in env_reward]
 
 
@@ -213,13 +214,17 @@ class EnvironmentRollouts:
             reward, success, termination, final answer and the generated actions), so what the
             reward pays for can be read back, and re-scored by a later verifier
             (``training/rescore.py``); ``None``: not written.
+        format_penalty: Subtracted from the reward GRPO learns from for an episode with a malformed
+            turn (:mod:`envsched_gym.rl.format_penalty`); the curriculum and the logs keep the
+            verifier's reward. 0: off.
     """
 
     def __init__(
         self, pool: EnvPool, tokenizer: PreTrainedTokenizerBase, sampling: SamplingConfig, max_completion_length: int,
         logger: RoundLogger, num_generations: int, template_kwargs: dict[str, Any] | None = None, generator: TokenGenerator | None = None,
-        merge_lora: bool = True, answers_path: str | Path | None = None,
+        merge_lora: bool = True, answers_path: str | Path | None = None, format_penalty: float = 0.0,
     ) -> None:  # fmt: skip
+        check_format_penalty(format_penalty)
         self.pool = pool
         self.tokenizer = tokenizer
         self.sampling = sampling
@@ -230,9 +235,10 @@ class EnvironmentRollouts:
         self.generator = generator
         self.merge_lora = merge_lora
         self.answers_path = Path(answers_path) if answers_path else None
+        self.format_penalty = format_penalty
         self.round = 0
         self.varied_groups = 0
-        """Groups with varied rewards in the last round, over all processes (the signal gate's count)."""
+        """Groups with varied training rewards in the last round, over all processes (the signal gate's count)."""
 
     def __call__(self, prompts: list[str], trainer: GRPOTrainer) -> dict[str, Any]:
         if not trainer.model.training:
@@ -250,7 +256,7 @@ class EnvironmentRollouts:
         malformed = [malformed_episode(record["actions"]) for record in records]
         groups = group_rollouts(task_ids, env_ids, rewards, successes, self.num_generations, malformed)
         trainer._metrics["train"]["malformed"].append(sum(malformed) / len(malformed))  # TRL averages it into the step's log
-        self.varied_groups = sum(len(set(g.rewards)) > 1 for g in groups)
+        self.varied_groups = varied_groups(training_rewards(rewards, malformed, self.format_penalty), self.num_generations)
         self.logger.write = trainer.accelerator.is_main_process
         self.logger.observe(self.round, groups, time.perf_counter() - start)
         if self.answers_path is not None and trainer.accelerator.is_main_process:
@@ -262,7 +268,7 @@ class EnvironmentRollouts:
             "completion_ids": [r.completion_ids for r in rollouts],
             "logprobs": logprobs if all(lp is not None for lp in logprobs) else None,
             "env_mask": [r.env_mask for r in rollouts],
-            "env_reward": [r.reward for r in rollouts],
+            "env_reward": training_rewards([r.reward for r in rollouts], [malformed_episode(actions(r)) for r in rollouts], self.format_penalty),
             "env_success": [float(r.success) for r in rollouts],
         }
 

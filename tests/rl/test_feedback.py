@@ -126,3 +126,26 @@ def test_malformed_turns_are_counted_in_the_round_record_and_the_steps_log(toy_s
     assert trainer._metrics["train"]["malformed"] == [0.5]
     groups = group_rollouts(["a", "a"], ["E", "E"], [0, 0], [False, False], 2)  # no flags given: not known, not zero
     assert round_record(0, groups, None).malformed is None
+
+
+def test_a_format_penalty_shapes_the_training_reward_and_leaves_the_curriculums(toy_suite, micro_dir, tmp_path):
+    tokenizer = AutoTokenizer.from_pretrained(micro_dir)
+    texts = ["Done.", "<tool_response>\nDone.", "<tool_call>\n<tool_call>\n<tool_call>", "Done."]
+    outs, logs, samplers, varied = [], [], [], []
+    for penalty in (0.0, 0.5):
+        sampler = CurriculumSampler(make_scheduler("random", toy_suite, seed=0), 2, 2, repeat_count=1, num_rounds=3)
+        log = tmp_path / f"m{penalty}.jsonl"
+        rollouts = EnvironmentRollouts(EnvPool(toy_suite), tokenizer, SamplingConfig(), 1000, RoundLogger(sampler, log), 2,
+                                       generator=ScriptedAnswers(tokenizer, texts), format_penalty=penalty)  # fmt: skip
+        outs.append(rollouts(["0", "0", "1", "1"], _trainer())["env_reward"])
+        logs.append(json.loads(log.read_text()))
+        samplers.append(sampler.pending[0])
+        varied.append(rollouts.varied_groups)
+    verifier, trained = outs
+    assert trained == [r - 0.5 * (i in (1, 2)) for i, r in enumerate(verifier)]  # rollouts 1 and 2 are the malformed ones
+    assert logs[0]["group_rewards"] == logs[1]["group_rewards"] == [verifier[:2], verifier[2:]]
+    assert samplers[0] == samplers[1]  # the curriculum sees the verifier's rewards either way
+    assert verifier == [1.0, 1.0, 0.0, 0.0]  # a malformed success beside a clean one, a malformed failure beside a clean one
+    assert (varied[0], varied[1]) == (0, 2)  # only the penalty tells them apart
+    with pytest.raises(ValueError, match="format penalty must be a finite number >= 0"):
+        EnvironmentRollouts(EnvPool(toy_suite), tokenizer, SamplingConfig(), 1000, RoundLogger(sampler, tmp_path / "x.jsonl"), 2, format_penalty=-0.1)

@@ -224,6 +224,16 @@ def test_sft_replay_adds_the_gold_loss_to_the_step_on_the_same_rollouts(tmp_path
     assert logs["replay"]["grad_norm"] != pytest.approx(logs["plain"]["grad_norm"], rel=1e-3)
 
 
+def test_a_format_penalty_reaches_grpos_reward_and_not_the_curriculum(tmp_path):
+    """--format-penalty 0.5: the same rollouts and curriculum records, and TRL's logged reward lower
+    by 0.5 x the share of rollouts with a malformed turn."""
+    logs = _one_step_logs(tmp_path, {"plain": {}, "penalised": {"format_penalty": 0.5}})
+    assert logs["penalised"]["rounds"] == logs["plain"]["rounds"]
+    malformed = logs["plain"]["malformed"]
+    assert malformed > 0, "no malformed rollout: nothing to penalise"
+    assert logs["penalised"]["reward"] == pytest.approx(logs["plain"]["reward"] - 0.5 * malformed, abs=1e-6)
+
+
 def test_the_replay_only_control_keeps_the_rollouts_and_draws_and_drops_the_policy_gradient(tmp_path):
     """--pg-weight 0 --sft-replay 1: the replay run's rollouts and replay losses, and a step whose loss is the replay loss alone."""
     logs = _one_step_logs(tmp_path, {"replay": {"sft_replay": 1.0, "sft_replay_batch": 2},
@@ -243,6 +253,8 @@ def test_the_replay_only_control_keeps_the_rollouts_and_draws_and_drops_the_poli
     (["--sft-replay", "1"], {"WORLD_SIZE": "2"}, "runs in one process"),
     (["--beta", "-0.04"], {}, "KL coefficient must be a finite number >= 0"),
     (["--beta", "nan"], {}, "KL coefficient must be a finite number >= 0"),
+    (["--format-penalty", "-0.5"], {}, "format penalty must be a finite number >= 0"),
+    (["--format-penalty", "nan"], {}, "format penalty must be a finite number >= 0"),
 ])  # fmt: skip
 def test_a_setting_that_cannot_work_is_refused_before_any_model_work(argv, env, message, tmp_path, monkeypatch):
     for key, value in env.items():
