@@ -32,9 +32,3 @@ def training_rewards(rewards: Sequence[float], malformed: Sequence[bool], penalt
         raise ValueError(f"{len(malformed)} malformed flags for {len(rewards)} rewards; give one per rollout")
     return [float(r) - penalty * bool(m) for r, m in zip(rewards, malformed, strict=True)]
 
-
-def varied_groups(rewards: Sequence[float], num_generations: int) -> int:
-    """Groups (consecutive runs of ``num_generations`` rollouts) whose rewards are not all equal."""
-    if num_generations < 1 or len(rewards) % num_generations:
-        raise ValueError(f"{len(rewards)} rewards do not split into groups of {num_generations}")
-    return sum(len(set(rewards[i : i + num_generations])) > 1 for i in range(0, len(rewards), num_generations))

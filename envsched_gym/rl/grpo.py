@@ -32,7 +32,7 @@ from trl.trainer import grpo_trainer as trl_grpo
 from envsched_gym.parsing import malformed_episode
 from envsched_gym.rl.cpu_scoring import score_completions_only_on_cpu
 from envsched_gym.rl.feedback import RoundLogger, group_rollouts
-from envsched_gym.rl.format_penalty import check_format_penalty, training_rewards, varied_groups
+from envsched_gym.rl.format_penalty import check_format_penalty, training_rewards
 from envsched_gym.rl.frozen_bf16 import store_frozen_in_bf16
 from envsched_gym.rl.generation import HFGenerator, SamplingConfig, TokenGenerator, VLLMGenerator
 from envsched_gym.rl.rollout import EnvPool, Rollout, run_rollouts
@@ -251,12 +251,12 @@ class EnvironmentRollouts:
             [tasks[int(slot)] for slot in prompts], self.pool, self.tokenizer, self._generator(trainer), self.max_completion_length, seed=self.round,
             any_active=self._any_active(trainer), template_kwargs=self.template_kwargs,
         )  # fmt: skip
-        rows = gather_object([(r.task_id, r.env_id, r.reward, r.success, answer_record(r, self.round)) for r in rollouts])
-        task_ids, env_ids, rewards, successes, records = (list(col) for col in zip(*rows, strict=True))
-        malformed = [malformed_episode(record["actions"]) for record in records]
+        local_malformed = [malformed_episode(actions(r)) for r in rollouts]
+        rows = gather_object([(r.task_id, r.env_id, r.reward, r.success, answer_record(r, self.round), m) for r, m in zip(rollouts, local_malformed, strict=True)])
+        task_ids, env_ids, rewards, successes, records, malformed = (list(col) for col in zip(*rows, strict=True))
         groups = group_rollouts(task_ids, env_ids, rewards, successes, self.num_generations, malformed)
         trainer._metrics["train"]["malformed"].append(sum(malformed) / len(malformed))  # TRL averages it into the step's log
-        self.varied_groups = varied_groups(training_rewards(rewards, malformed, self.format_penalty), self.num_generations)
+        self.varied_groups = sum(len(set(training_rewards(g.rewards, g.malformed, self.format_penalty))) > 1 for g in groups)
         self.logger.write = trainer.accelerator.is_main_process
         self.logger.observe(self.round, groups, time.perf_counter() - start)
         if self.answers_path is not None and trainer.accelerator.is_main_process:
@@ -268,7 +268,7 @@ class EnvironmentRollouts:
             "completion_ids": [r.completion_ids for r in rollouts],
             "logprobs": logprobs if all(lp is not None for lp in logprobs) else None,
             "env_mask": [r.env_mask for r in rollouts],
-            "env_reward": training_rewards([r.reward for r in rollouts], [malformed_episode(actions(r)) for r in rollouts], self.format_penalty),
+            "env_reward": training_rewards([r.reward for r in rollouts], local_malformed, self.format_penalty),
             "env_success": [float(r.success) for r in rollouts],
         }
 
