@@ -32,6 +32,7 @@ from typing import Any
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 import torch
+from accelerate import PartialState
 from datasets import Dataset
 from peft import LoraConfig
 from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser
@@ -319,21 +320,13 @@ def main(config: TrainConfig) -> Path:
     print(f"precision: {'bf16 autocast' if config.bf16 else 'fp32'} on {device_name()} ({'native' if native_bf16() else 'no native'} bf16 matmul)")
     run = Path(config.output_dir)
     run.mkdir(parents=True, exist_ok=True)
-    (run / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2))
     import_modules([m for m in config.imports.split(",") if m])
     torch.manual_seed(config.seed)
     train = select_tasks(config.families, config.train_split, config.max_difficulty, config.max_tasks, config.seed, config.family_weights)
     scheduler = build_scheduler(config, train)  # before any model work: a wrong option fails in seconds
-    base = resolve_base(config, train, run)
     eval_at = eval_schedule(config)
     heldout = select_tasks(config.families, config.eval_split, config.max_difficulty, config.eval_tasks, config.seed) if eval_at else None
-    checkpoint = str(resume_checkpoint(run)) if config.resume else None
-    if not checkpoint:
-        for name in ("metrics.jsonl", "eval.jsonl", ANSWERS, EVAL_ANSWERS):  # a fresh run does not append to an old one
-            (run / name).unlink(missing_ok=True)
-        if heldout is not None and config.eval_base:
-            _evaluate_base(config, base, heldout, run)
-    policy = warm_started(config, base, train, run)
+    base, checkpoint, policy = prepare_run(config, train, heldout, run)
     model, tokenizer = load_policy(policy, bf16_weights=config.bf16 and torch.cuda.is_available())
 
     args = grpo_args(config, num_processes=max(int(os.environ.get("WORLD_SIZE", "1")), 1))
@@ -374,6 +367,30 @@ def main(config: TrainConfig) -> Path:
     if trainer.accelerator.is_main_process:
         print(f"\n{heldout_table(read_jsonl(run / 'eval.jsonl'))}\n\nrun directory: {run}")
     return run
+
+
+def prepare_run(config: TrainConfig, train: Suite, heldout: Suite | None, run: Path) -> tuple[str, str | None, str]:
+    """Everything written to ``run`` before training: the run's config, the base model, the fresh logs, the base's evaluation and the warm start.
+
+    Returns the base model's path, the checkpoint to resume from (or None) and the policy GRPO
+    starts from. Under several processes (``accelerate launch``) the main process does this first
+    and the others wait at a barrier, then find the micro model and the warm start on disk and load
+    them: two processes building the same files raced (one read ``micro-model/config.json`` while
+    the other wrote it), and each appended its own base evaluation to ``eval.jsonl``.
+    """
+    state = PartialState(cpu=not torch.cuda.is_available())  # torchrun's process group, as grpo_args' use_cpu makes it; one process runs straight through
+    with state.main_process_first():
+        if state.is_main_process:
+            (run / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2))
+        base = resolve_base(config, train, run)
+        checkpoint = str(resume_checkpoint(run)) if config.resume else None
+        if not checkpoint and state.is_main_process:
+            for name in ("metrics.jsonl", "eval.jsonl", ANSWERS, EVAL_ANSWERS):  # a fresh run does not append to an old one
+                (run / name).unlink(missing_ok=True)
+            if heldout is not None and config.eval_base:
+                _evaluate_base(config, base, heldout, run)
+        policy = warm_started(config, base, train, run)
+    return base, checkpoint, policy
 
 
 def eval_schedule(config: TrainConfig) -> set[int]:

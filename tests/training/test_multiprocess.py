@@ -5,7 +5,8 @@ training arguments' ``use_cpu`` makes accelerate pick gloo; ``--cpu`` alone runs
 
 Every rank must bind the same tasks to the round's group slots (each holds its own scheduler and
 feeds it every rank's gathered rewards), generate only its own slots, and the curriculum log
-must hold every rank's groups. Asserted from both ranks' ``bindings.rank<k>.jsonl``.
+must hold every rank's groups. Asserted from both ranks' ``bindings.rank<k>.jsonl``. The main
+process alone builds the micro model and evaluates the base (the others wait at a barrier).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ def test_two_processes_bind_the_same_tasks_and_train(tmp_path: Path) -> None:
         sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
         "--mixed_precision", "no", "--dynamo_backend", "no", str(REPO / "training" / "train_grpo.py"),
         "--preset", "tiny-cpu", "--output-dir", str(run), "--steps", str(STEPS), "--tasks-per-step", str(TASKS),
-        "--num-generations", str(G), "--per-device-batch", "2", "--micro-sft-steps", "5", "--eval-every", "0", "--save-steps", "100",
+        "--num-generations", str(G), "--per-device-batch", "2", "--micro-sft-steps", "5", "--eval-steps", f"0,{STEPS}", "--eval-tasks", "2", "--eval-base", "True",
+        "--save-steps", "100",
     ]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
@@ -50,4 +52,6 @@ def test_two_processes_bind_the_same_tasks_and_train(tmp_path: Path) -> None:
     assert [m["round"] for m in metrics] == list(range(STEPS))
     for record, binding in zip(metrics, ranks[0], strict=True):
         assert record["tasks"] == binding["tasks"] and [len(g) for g in record["group_rewards"]] == [G] * TASKS  # both ranks' rewards
+    evals = _records(run / "eval.jsonl")  # the main process evaluates, once per stage; the micro model was built once
+    assert [(e["stage"], e["step"], e["n"]) for e in evals] == [("base", 0, 2), ("grpo", 0, 2), ("grpo", STEPS, 2)]
     assert (run / "adapter").exists() or any(run.glob("checkpoint-*")), sorted(p.name for p in run.iterdir())

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -361,3 +363,38 @@ def test_a_warm_start_on_disk_made_with_other_settings_stops_the_run(tmp_path) -
     config = parse_config(["--preset", "smol-cpu", "--warm-start-steps", "10", "--output-dir", str(run)])
     with pytest.raises(SystemExit, match=r"warm start: .*warm-start holds a warm start made with other settings \(steps 16 there, 10 asked\)"):
         warm_started(config, "base", select_tasks("ToolWorld", "train", max_difficulty=1, limit=8), run)
+
+
+class _Rank:
+    """accelerate's ``PartialState`` as one rank of several sees it; ``main_process_first`` logs who ran when."""
+
+    def __init__(self, index: int, log: list[str]) -> None:
+        self.is_main_process, self.index, self.log = index == 0, index, log
+
+    @contextlib.contextmanager
+    def main_process_first(self):
+        self.log.append(f"enter {self.index}")
+        yield
+        self.log.append(f"leave {self.index}")
+
+
+def test_the_main_process_prepares_the_run_once_and_the_others_load_it(tmp_path, monkeypatch) -> None:
+    import training.train_grpo as train_grpo
+
+    register_toy()
+    train = envsched_gym.suite("Toy", split="train")
+    config = TrainConfig(output_dir=str(tmp_path / "run"), families="Toy", max_difficulty=0, micro_vocab=800, micro_hidden=64,
+                         micro_sft_steps=0, eval_split="train", eval_tasks=2, eval_base=True, max_new_tokens=8, max_completion_length=40)  # fmt: skip
+    heldout = train_grpo.select_tasks("Toy", "train", 0, 2, 0)
+    (tmp_path / "run").mkdir()
+    builds, log, prepared = [], [], []
+    real_build = train_grpo.build_micro_qwen3
+    monkeypatch.setattr(train_grpo, "build_micro_qwen3", lambda *a, **k: builds.append(a[1]) or real_build(*a, **k))
+    for rank in (0, 1):  # the order main_process_first's barrier enforces: the main process, then the others
+        monkeypatch.setattr(train_grpo, "PartialState", lambda cpu, rank=rank: _Rank(rank, log))
+        prepared.append(train_grpo.prepare_run(config, train, heldout, Path(config.output_dir)))
+    assert log == ["enter 0", "leave 0", "enter 1", "leave 1"]
+    assert len(builds) == 1 and prepared[0] == prepared[1]  # built once; the other rank loads the same model
+    stages = [json.loads(line)["stage"] for line in (tmp_path / "run" / "eval.jsonl").read_text().splitlines()]
+    assert stages == ["base"]  # one base evaluation, not one per process
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["micro_hidden"] == 64
