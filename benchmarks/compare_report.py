@@ -15,7 +15,8 @@ Reads each finished run's ``metrics.jsonl`` (the tasks, group means and variance
 nine tables:
 
 1. **Held-out gains** over the seed's starting policy at every evaluated step, paired over the
-   same tasks (bootstrap 95% intervals), and each scheduler minus the reference at the same
+   same tasks (bootstrap 95% intervals), per run and, for a scheduler with several seeds, pooled
+   with the seeds resampled (does it end above where it began?), and each scheduler minus the reference at the same
    step, per seed and with the seeds pooled (the per-task differences of every seed together).
    Each pooled row comes twice: with the pooled tasks resampled (the held-out sample's noise
    only), and with the seeds resampled and then each seed's tasks (``seeds resampled``: the
@@ -324,12 +325,26 @@ def _seeds(pairs: list[tuple[RunLog, RunLog]]) -> str:
     return ",".join(str(log.seed) for log, _ in pairs)
 
 
+def _pooled_gains(logs: list[RunLog], steps: list[int]) -> list[str]:
+    """Each label's gain over its starts with the seeds pooled and resampled: does a scheduler end above where it began?"""
+    by_label: dict[str, list[RunLog]] = {}
+    for log in logs:
+        by_label.setdefault(log.label, []).append(log)
+    lines = []
+    for label, runs in sorted(by_label.items()):
+        if len(runs) > 1:
+            gains = (seeds_and_tasks_gain([r.heldout[0] for r in runs], [r.heldout[s] for r in runs]) for s in steps)
+            lines.append(f"| {label} | seeds {','.join(str(r.seed) for r in runs)} pooled, seeds resampled | " + " | ".join(map(str, gains)) + " |")
+    return lines
+
+
 def gains_table(logs: list[RunLog], reference: str) -> list[str]:
     """Table 1: gains over step 0 per run, then differences to ``reference`` per seed and pooled."""
     steps = sorted(set.intersection(*(set(log.heldout) for log in logs)) - {0})
     lines = ["| run | seed | " + " | ".join(f"step {s} - step 0" for s in steps) + " |", "|---|---|" + "---|" * len(steps)]
     for log in logs:
         lines.append(f"| {log.label} | {log.seed} | " + " | ".join(str(paired_gain(log.heldout[0], log.heldout[s])) for s in steps) + " |")
+    lines += _pooled_gains(logs, steps)
     pairs = _pairs(logs, reference)
     if not pairs:
         return lines

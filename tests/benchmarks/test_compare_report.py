@@ -93,6 +93,8 @@ def test_the_report_pools_seeds_and_refuses_an_unknown_reference(tmp_path):
     assert across.startswith("| envsched | pooled 0,1, seeds resampled | 0.375 ")
     width = [float(b) - float(a) for a, b in (re.search(r"\[(\S+), (\S+)\]", line).groups() for line in (pooled, across))]
     assert width[1] >= width[0]  # resampling the seeds too never narrows it here (seed gains 0.5 and 0.25)
+    gains = [line for line in text.splitlines() if "pooled, seeds resampled" in line]  # each scheduler over its starts
+    assert [line.split(" [")[0] for line in gains] == ["| envsched | seeds 0,1 pooled, seeds resampled | 0.750", "| random | seeds 0,1 pooled, seeds resampled | 0.375"]
     assert "| envsched | 0 | 0.50 | 0.50 | 1 | 4 |" in text  # rollout reward per 2-step window, distinct tasks, groups
     with pytest.raises(SystemExit, match=r"--reference 'dump' is not a finished run .* use one of \['envsched', 'random'\]"):
         report(tmp_path, "dump", window=2)
