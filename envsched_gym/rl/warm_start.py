@@ -19,13 +19,13 @@ import torch
 from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from envsched_gym.rl.precision import native_bf16
+from envsched_gym.rl.precision import device_name, native_bf16
 from envsched_gym.rl.pretrained import SOURCE_FILE, base_model_name
 from envsched_gym.rl.sft import sft_warm_start
 from envsched_gym.rl.trajectories import Conversation
 
 WARM_START_FILE = "warm_start.json"
-"""Written into a warm-started folder: the SFT settings and losses."""
+"""Written into a warm-started folder: the SFT settings, the losses and the numerics it ran with."""
 
 
 @dataclass
@@ -80,11 +80,23 @@ def warm_start(base: str | Path, conversations: list[Conversation], out: str | P
     if (Path(base) / SOURCE_FILE).exists():
         shutil.copy(Path(base) / SOURCE_FILE, partial / SOURCE_FILE)
     record = {"base_model": base_model_name(base), "from": str(base), "seed": seed, "steps": settings.steps, "lr": settings.lr,
-              "batch_size": settings.batch_size, "lora_r": settings.lora_r, "bf16": bf16, "gradient_checkpointing": settings.gradient_checkpointing, "conversations": len(conversations), "losses": losses}  # fmt: skip
+              "batch_size": settings.batch_size, "lora_r": settings.lora_r, "bf16": bf16, "gradient_checkpointing": settings.gradient_checkpointing, "conversations": len(conversations), "losses": losses,
+              **numerics()}  # fmt: skip
     (partial / WARM_START_FILE).write_text(json.dumps(record, indent=2))
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)
     return out
+
+
+def numerics() -> dict[str, str | int]:
+    """What besides the settings decides the warm start's bytes: torch's version, the device and torch's CPU thread count.
+
+    A CPU reduction splits its sums by thread, so the same seed and settings built with
+    ``OMP_NUM_THREADS=2`` instead of 1 give other weights (seed 18 of docs/training.md: 0.38
+    held-out at step 0 against the archived 0.41). To rebuild a start that pairs with archived runs,
+    use the numbers recorded here.
+    """
+    return {"torch": torch.__version__, "device": device_name(), "torch_threads": torch.get_num_threads()}
 
 
 def _check_reuse(out: Path, settings: WarmStart, base: str, seed: int) -> None:

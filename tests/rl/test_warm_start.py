@@ -8,6 +8,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
+from envsched_gym.rl.precision import device_name
 from envsched_gym.rl.trajectories import gold_conversations
 from envsched_gym.rl.warm_start import WARM_START_FILE, WarmStart, warm_start
 
@@ -22,6 +23,18 @@ def test_warm_start_changes_the_weights_and_lowers_the_loss(micro_dir, toy_suite
     assert "lora" not in "".join(after.state_dict())  # merged: a plain model
     changed = [k for k, v in after.state_dict().items() if not torch.equal(v, before.state_dict()[k])]
     assert changed
+
+
+def test_the_record_names_the_thread_count_that_decides_the_bytes(micro_dir, toy_suite, tmp_path):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        out = warm_start(micro_dir, list(gold_conversations(toy_suite)), tmp_path / "ws", WarmStart(steps=1, bf16=False))
+    finally:
+        torch.set_num_threads(threads)
+    record = json.loads((out / WARM_START_FILE).read_text())
+    assert record["torch_threads"] == 1
+    assert record["torch"] == torch.__version__ and record["device"] == device_name()
 
 
 def test_an_existing_warm_start_is_reused(micro_dir, toy_suite, tmp_path):
