@@ -115,6 +115,21 @@ def test_the_target_table_pairs_each_scheduler_at_t_with_the_reference_at_3t(tmp
     assert "| envsched | pooled 0,1 | -0.125 " in text
     assert "| envsched | 0 | 2 updates, 2 groups, 2.0 | 6 updates, 6 groups, 6.0 |" in text  # the signal each evaluation was bought with
     assert "at step 3 minus" not in report(tmp_path, "random", window=3)  # no evaluation at 3T = 9: no table
+    assert "at step 4 minus" not in text  # no evaluation at 2T = 4: no rollout table
+
+
+def test_the_rollout_target_pairs_each_scheduler_at_2t_with_the_reference_at_3t(tmp_path):
+    env_at = {0: {2: [0, 0, 0, 0], 4: [1, 1, 1, 0], 6: [0, 0, 0, 0]}, 1: {2: [0, 0, 0, 0], 4: [1, 0, 0, 0], 6: [1, 1, 1, 1]}}
+    rnd_at = {0: {2: [1, 1, 1, 1], 4: [0, 0, 0, 0], 6: [1, 1, 0, 0]}, 1: {2: [1, 1, 1, 1], 4: [0, 0, 0, 0], 6: [0, 0, 0, 0]}}
+    for seed in env_at:
+        _write_run(tmp_path, seed, "envsched", [_row(["x/e-1/0"], [0.5])] * 6, {0: [0, 0, 0, 0], **env_at[seed]})
+        _write_run(tmp_path, seed, "random", [_row(["x/e-1/1"], [0.5])] * 6, {0: [0, 0, 0, 0], **rnd_at[seed]})
+    text = report(tmp_path, "random", window=2)
+    rollout = text.split("The rollout target read at 2T")[1].split("Training signal")[0]
+    assert "| at step 4 minus random at step 6 |" in rollout
+    assert "| envsched | 0 | 0.250 " in rollout  # envsched at 4 (3 of 4) minus random at 6 (2 of 4), not at 2 or 6
+    assert "| envsched | 1 | 0.250 " in rollout  # 1 of 4 against 0 of 4
+    assert "| envsched | pooled 0,1 | 0.250 " in rollout
 
 
 def test_signal_counts_varied_groups_and_their_variance_in_units_of_an_even_split():
